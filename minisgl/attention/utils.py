@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import torch
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """Causal attention aligned bottom-right: q [n, Hq, D] are the last n of the L keys k/v [L, Hkv, D]."""
+    n, hq, d = q.shape
+    L, hkv = k.shape[0], k.shape[1]
+    g = hq // hkv  # query heads per KV head (GQA)
+    qh = q.reshape(n, hkv, g, d).permute(1, 2, 0, 3)  # [Hkv, G, n, D]
+    kh = k.permute(1, 2, 0).unsqueeze(1)  # [Hkv, 1, D, L]
+    vh = v.permute(1, 0, 2).unsqueeze(1)  # [Hkv, 1, L, D]
+    scores = torch.matmul(qh, kh).float() * scale  # [Hkv, G, n, L]
+    if n > 1:
+        allowed = torch.arange(L, device=q.device)[None, :] <= torch.arange(L - n, L, device=q.device)[:, None]
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    probs = torch.softmax(scores, dim=-1).to(v.dtype)
+    out = torch.matmul(probs, vh)  # [Hkv, G, n, D]
+    return out.permute(2, 0, 1, 3).reshape(n, hq, d)
+
+
+def attend_decode_padded(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, seq_lens: torch.Tensor,
+                         scale: float) -> torch.Tensor:
+    """One query per request over a padded key window. q [B, Hq, D]; k/v [B, W, Hkv, D]; keys at >= seq_len masked.
+    No host sync and static shapes: capturable in a CUDA graph."""
+    b, hq, d = q.shape
+    w, hkv = k.shape[1], k.shape[2]
+    g = hq // hkv
+    qh = q.reshape(b, hkv, g, 1, d)  # [B, Hkv, G, 1, D]
+    kh = k.permute(0, 2, 3, 1).unsqueeze(2)  # [B, Hkv, 1, D, W]
+    vh = v.permute(0, 2, 1, 3).unsqueeze(2)  # [B, Hkv, 1, W, D]
+    scores = torch.matmul(qh, kh).float() * scale  # [B, Hkv, G, 1, W]
+    valid = torch.arange(w, device=q.device)[None, :] < seq_lens[:, None].to(torch.int64)  # [B, W]
+    scores = scores.masked_fill(~valid[:, None, None, None, :], float("-inf"))
+    probs = torch.softmax(scores, dim=-1).to(v.dtype)
+    return torch.matmul(probs, vh).reshape(b, hq, d)

@@ -1,0 +1,116 @@
+"""The engine: model, KV pool, page table, attention backend, sampler, the dummy request and the graph runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from minisgl.attention import ATTENTION_BACKENDS, default_backend
+from minisgl.core import Batch, Context, Req, SamplingParams, set_global_ctx
+from minisgl.engine.config import EngineConfig
+from minisgl.engine.graph import GraphRunner
+from minisgl.engine.sample import Sampler
+from minisgl.kvcache import PREFIX_CACHES, KVCachePool
+from minisgl.models import ModelConfig, create_model
+from minisgl.utils import (
+    default_device,
+    get_free_memory,
+    init_cpu_threads,
+    init_logger,
+    is_cuda,
+    make_event,
+    make_stream,
+    stream_ctx,
+)
+
+logger = init_logger(__name__)
+
+_CPU_DEFAULT_MAX_SEQ_LEN = 4096
+
+
+@dataclass
+class ForwardOutput:
+    next_tokens: torch.Tensor  # [bs] int32 on the device
+    next_tokens_cpu: torch.Tensor  # the same, copied to the host (wait on copy_done first)
+    copy_done: Any
+
+
+class Engine:
+    def __init__(self, config: EngineConfig) -> None:
+        config.validate()
+        self.config = config
+        self.device = torch.device(config.device) if config.device is not None else default_device()
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError("device 'cuda' was asked for, but CUDA is not available")
+        if self.device.type == "cpu":
+            init_cpu_threads()
+        # check the cheap things before the expensive ones, so bad input fails fast
+        backend_name = config.attention_backend or default_backend(self.device)
+        make_backend = ATTENTION_BACKENDS.get(backend_name)
+        PREFIX_CACHES.get(config.cache_type)
+        self.model_config = mc = ModelConfig.from_path(config.model_path)
+        self.dtype = config.dtype
+        self.page_size = p = config.page_size
+        max_seq_len = config.max_seq_len_override or min(mc.max_position, _CPU_DEFAULT_MAX_SEQ_LEN)
+        self.max_seq_len = (max_seq_len + p - 1) // p * p  # page-aligned: the page table's width
+        self.max_running_req = config.max_running_req
+
+        self.model = create_model(config.model_path, mc, self.dtype, self.device)
+        self.num_pages = config.num_page_override or self._auto_num_pages()
+        self.kv_cache = KVCachePool(mc.num_layers, self.num_pages, p, mc.num_kv_heads, mc.head_dim,
+                                    self.dtype, self.device)
+        # one row per running request, plus the last row for the dummy request; entries are KV slots
+        self.page_table = torch.zeros(self.max_running_req + 1, self.max_seq_len, dtype=torch.int32,
+                                      device=self.device)
+        self.attn_backend = make_backend(mc.num_heads, mc.num_kv_heads, mc.head_dim, self.page_table, self.device,
+                                         p, self.dtype)
+        self.ctx = Context(p, self.kv_cache, self.attn_backend)
+        set_global_ctx(self.ctx)
+        self.dummy_req = Req(input_ids=[0], table_idx=self.max_running_req, cached_len=0, output_len=1, uid=-1)
+        self.page_table[self.dummy_req.table_idx].fill_(self.kv_cache.dummy_slot)  # every position -> the dummy page
+        self.sampler = Sampler(self.device)
+        self.stream = make_stream(self.device)
+        with stream_ctx(self.stream):
+            self.graph_runner = GraphRunner(self.stream, self.device, self.model, self.attn_backend, self.dummy_req,
+                                            self.max_seq_len, mc.vocab_size, config.cuda_graph_bs,
+                                            config.cuda_graph_max_bs)
+
+    def _auto_num_pages(self) -> int:
+        mc, c = self.model_config, self.config
+        per_page = KVCachePool.bytes_per_page(mc.num_layers, self.page_size, mc.num_kv_heads, mc.head_dim, self.dtype)
+        if is_cuda(self.device):
+            budget = int(get_free_memory(self.device) * c.memory_ratio)
+        else:
+            budget = min(c.cpu_kv_bytes, get_free_memory(self.device) // 4)
+        enough = self.max_running_req * self.max_seq_len // self.page_size  # more than this is never used
+        pages = min(budget // per_page, enough)
+        if pages < self.max_seq_len // self.page_size:
+            raise ValueError(f"only {pages} KV pages fit in memory, fewer than one request of max_seq_len "
+                             f"{self.max_seq_len} needs; lower max_seq_len_override")
+        return pages
+
+    def forward_batch(self, batch: Batch) -> ForwardOutput:
+        """Run the model on a prepared batch and sample one token per real request."""
+        with self.ctx.forward_batch(batch):
+            if self.graph_runner.can_use_cuda_graph(batch):
+                logits = self.graph_runner.replay(batch)
+            else:
+                logits = self.model.forward()[: batch.size]  # padded rows, if any, are discarded
+        for req in batch.reqs:
+            req.complete_one()
+        params: list[SamplingParams] = [r.sampling_params for r in batch.reqs]
+        next_tokens = self.sampler.sample(logits, params, [r.generator for r in batch.reqs])
+        next_tokens_cpu = next_tokens.to("cpu", non_blocking=is_cuda(self.device))
+        copy_done = make_event(self.device)
+        copy_done.record()
+        return ForwardOutput(next_tokens, next_tokens_cpu, copy_done)
+
+    def shutdown(self) -> None:
+        self.graph_runner.destroy_cuda_graphs()
+        set_global_ctx(None)
+        self.model = None  # type: ignore[assignment]
+        self.kv_cache = None  # type: ignore[assignment]
+        if is_cuda(self.device):
+            torch.cuda.empty_cache()

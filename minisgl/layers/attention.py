@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import torch
+
+from minisgl.core import get_global_ctx
+from minisgl.layers.base import BaseOP
+from minisgl.layers.norm import RMSNorm
+from minisgl.layers.rotary import RotaryEmbedding
+
+
+class AttentionLayer(BaseOP):
+    """Splits a merged qkv, applies the per-head norms (Qwen3) and RoPE, and calls the attention backend."""
+
+    def __init__(self, layer_id: int, num_heads: int, num_kv_heads: int, head_dim: int,
+                 rotary: RotaryEmbedding, q_norm: RMSNorm | None = None, k_norm: RMSNorm | None = None):
+        self._layer_id = layer_id
+        self._num_heads, self._num_kv_heads, self._head_dim = num_heads, num_kv_heads, head_dim
+        self._rotary = rotary
+        if q_norm is not None:
+            self.q_norm, self.k_norm = q_norm, k_norm
+
+    def forward(self, qkv: torch.Tensor) -> torch.Tensor:
+        ctx = get_global_ctx()
+        batch = ctx.batch
+        hq, hkv, d = self._num_heads * self._head_dim, self._num_kv_heads * self._head_dim, self._head_dim
+        q = qkv[:, :hq].reshape(-1, self._num_heads, d)
+        k = qkv[:, hq : hq + hkv].reshape(-1, self._num_kv_heads, d)
+        v = qkv[:, hq + hkv :].reshape(-1, self._num_kv_heads, d)
+        if hasattr(self, "q_norm"):
+            q, k = self.q_norm.forward(q), self.k_norm.forward(k)
+        q, k = self._rotary.forward(batch.positions, q, k)
+        o = ctx.attn_backend.forward(q, k, v, self._layer_id, batch)
+        return o.reshape(-1, hq)

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from minisgl.core import get_global_ctx
+from minisgl.layers.base import BaseOP
+
+
+class VocabEmbedding(BaseOP):
+    def __init__(self, num_embeddings: int, dim: int, dtype: torch.dtype, device: torch.device):
+        self.weight = torch.empty(num_embeddings, dim, dtype=dtype, device=device)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return F.embedding(input_ids.long(), self.weight)
+
+
+class LMHead(BaseOP):
+    """Logits (float32) for the last token of each request; with tied embeddings it shares their weight."""
+
+    def __init__(self, vocab_size: int, dim: int, dtype: torch.dtype, device: torch.device,
+                 tied: VocabEmbedding | None = None):
+        self._tied = tied
+        if tied is None:
+            self.weight = torch.empty(vocab_size, dim, dtype=dtype, device=device)
+
+    @property
+    def _weight(self) -> torch.Tensor:
+        return self._tied.weight if self._tied is not None else self.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch = get_global_ctx().batch
+        if batch.is_prefill:  # only the last token of each request is sampled
+            x = x[batch.attn_metadata.get_last_indices(batch.padded_size)]
+        return F.linear(x, self._weight).float()

@@ -1,0 +1,126 @@
+"""The offline interface: LLM(model_path, ...).generate(prompts, sampling_params)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from minisgl.core import Req, SamplingParams
+from minisgl.engine import Engine, EngineConfig
+from minisgl.scheduler import Scheduler
+from minisgl.scheduler.cache import pages_for
+
+
+class LLM:
+    def __init__(self, model_path: str | Path, dtype: torch.dtype = torch.float32, max_running_req: int = 64,
+                 num_page_override: int | None = None, max_seq_len_override: int | None = None, page_size: int = 1,
+                 cache_type: str = "radix", attention_backend: str | None = None,
+                 cuda_graph_max_bs: int | None = None, cuda_graph_bs: list[int] | None = None,
+                 chunked_prefill_size: int = 4096, device: str | torch.device | None = None) -> None:
+        config = EngineConfig(
+            model_path=model_path, dtype=dtype, device=device, max_running_req=max_running_req,
+            num_page_override=num_page_override, max_seq_len_override=max_seq_len_override, page_size=page_size,
+            cache_type=cache_type, attention_backend=attention_backend, cuda_graph_max_bs=cuda_graph_max_bs,
+            cuda_graph_bs=cuda_graph_bs, chunked_prefill_size=chunked_prefill_size,
+        )
+        self.model_path = Path(model_path)
+        self.engine = Engine(config)
+        self.scheduler = Scheduler(self.engine)
+        self._tokenizer: Any = None
+        self._uids = itertools.count()
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            try:
+                self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_path))
+            except (OSError, ValueError) as e:
+                raise ValueError(f"{self.model_path}: no usable tokenizer ({e}); pass token ids instead") from None
+        return self._tokenizer
+
+    def _encode(self, prompts: Sequence[str] | Sequence[Sequence[int]]) -> list[list[int]]:
+        if isinstance(prompts, (str, bytes)) or not isinstance(prompts, Sequence):
+            raise TypeError("prompts must be a list of strings or a list of token-id lists")
+        if len(prompts) == 0:
+            raise ValueError("prompts is empty")
+        vocab = self.engine.model_config.vocab_size
+        out: list[list[int]] = []
+        for i, prompt in enumerate(prompts):
+            if isinstance(prompt, str):
+                ids = list(self.tokenizer.encode(prompt)) if prompt else []
+            elif isinstance(prompt, Sequence) and all(isinstance(t, int) for t in prompt):
+                ids = list(prompt)
+                bad = [t for t in ids if not 0 <= t < vocab]
+                if bad:
+                    raise ValueError(f"prompt {i}: token id {bad[0]} is outside the vocabulary [0, {vocab})")
+            else:
+                raise TypeError(f"prompt {i}: expected a string or a list of ints, got {type(prompt).__name__}")
+            if not ids:
+                raise ValueError(f"prompt {i} is empty")
+            out.append(ids)
+        return out
+
+    def _check_fits(self, i: int, ids: list[int], params: SamplingParams) -> None:
+        e = self.engine
+        if len(ids) >= e.max_seq_len:
+            raise ValueError(f"prompt {i} has {len(ids)} tokens; max_seq_len is {e.max_seq_len} "
+                             f"(a prompt must leave room for at least one new token)")
+        total = len(ids) + params.max_tokens
+        if total > e.max_seq_len:
+            raise ValueError(f"prompt {i}: {len(ids)} prompt tokens + max_tokens {params.max_tokens} = {total} "
+                             f"exceeds max_seq_len {e.max_seq_len}")
+        if pages_for(total, e.page_size) > e.num_pages:
+            raise ValueError(f"prompt {i} needs {pages_for(total, e.page_size)} KV pages; the pool has {e.num_pages}")
+
+    def generate(self, prompts: Sequence[str] | Sequence[Sequence[int]],
+                 sampling_params: SamplingParams | Sequence[SamplingParams] | None = None) -> list[dict[str, Any]]:
+        """One dict per prompt, in order: {'text': str, 'token_ids': list[int]} (the new tokens only)."""
+        if self.engine.model is None:
+            raise RuntimeError("this LLM was shut down")
+        encoded = self._encode(prompts)
+        if sampling_params is None:
+            sampling_params = SamplingParams()
+        if isinstance(sampling_params, SamplingParams):
+            params = [sampling_params] * len(encoded)
+        else:
+            params = list(sampling_params)
+            if len(params) != len(encoded):
+                raise ValueError(f"{len(params)} sampling params for {len(encoded)} prompts")
+        for i, (ids, p) in enumerate(zip(encoded, params)):  # everything is checked before anything is queued
+            if not isinstance(p, SamplingParams):
+                raise TypeError(f"sampling_params[{i}] is a {type(p).__name__}, not SamplingParams")
+            p.validate()
+            self._check_fits(i, ids, p)
+        reqs = []
+        for ids, p in zip(encoded, params):
+            req = Req(input_ids=list(ids), table_idx=-1, cached_len=0, output_len=p.max_tokens,
+                      uid=next(self._uids), sampling_params=p)
+            if p.seed is not None and not p.is_greedy:
+                req.generator = torch.Generator(device=self.engine.device).manual_seed(p.seed)
+            reqs.append(req)
+            self.scheduler.add_request(req)
+        self.scheduler.run_until_idle()
+        results = []
+        for req in reqs:
+            out = req.output_ids
+            text = self._tokenizer.decode(out, skip_special_tokens=True) if self._has_tokenizer() else ""
+            results.append({"text": text, "token_ids": out})
+        return results
+
+    def _has_tokenizer(self) -> bool:
+        if self._tokenizer is not None:
+            return True
+        try:
+            self.tokenizer
+        except ValueError:
+            return False
+        return True
+
+    def shutdown(self) -> None:
+        if self.engine.model is not None:
+            self.engine.shutdown()

@@ -1,0 +1,5 @@
+from minisgl.models.dense import DenseCausalLM
+
+
+class LlamaForCausalLM(DenseCausalLM):
+    QK_NORM = False

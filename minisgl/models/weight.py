@@ -1,0 +1,60 @@
+"""Stream a Hugging Face safetensors checkpoint into a model, one tensor at a time, merging q/k/v and gate/up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from minisgl.models.base import BaseLLMModel
+from minisgl.models.config import ModelLoadError
+
+_IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
+
+
+def _checkpoint_files(folder: Path) -> list[Path]:
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        names = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        return [folder / n for n in names]
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise ModelLoadError(f"{folder}: no *.safetensors weight files in the model folder")
+    return files
+
+
+def load_weights(model: BaseLLMModel, folder: str | Path, device: torch.device) -> None:
+    from safetensors import safe_open
+
+    folder = Path(folder)
+    params = model.state_dict()
+    parts = model.weight_parts()
+    # every (our name, first row) that must be filled, named by its checkpoint name
+    expected: dict[str, tuple[str, int, int]] = dict(parts)
+    merged_targets = {target for target, _, _ in parts.values()}
+    for name, t in params.items():
+        if name not in merged_targets:
+            expected[name] = (name, 0, t.shape[0])
+    seen: set[str] = set()
+    for file in _checkpoint_files(folder):
+        if not file.is_file():
+            raise ModelLoadError(f"{file}: weight file listed in the index is missing")
+        with safe_open(str(file), framework="pt", device="cpu") as f:
+            for key in f.keys():
+                if key not in expected:
+                    if key.endswith(_IGNORED_SUFFIXES) or key == "lm_head.weight":
+                        continue  # lm_head.weight of a tied model is the embedding's
+                    continue
+                target, start, rows = expected[key]
+                src = f.get_tensor(key)
+                dst = params[target][start : start + rows]
+                if tuple(src.shape) != tuple(dst.shape):
+                    raise ModelLoadError(f"{file.name}: weight {key} has shape {tuple(src.shape)}, "
+                                         f"the model expects {tuple(dst.shape)}")
+                dst.copy_(src.to(dtype=dst.dtype, device=device))
+                seen.add(key)
+    missing = sorted(set(expected) - seen)
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise ModelLoadError(f"{folder}: missing weights in the checkpoint: {', '.join(missing[:5])}{more}")

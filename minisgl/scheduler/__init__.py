@@ -1,0 +1,3 @@
+from minisgl.scheduler.scheduler import ForwardInput, Scheduler
+
+__all__ = ["ForwardInput", "Scheduler"]
