@@ -20,6 +20,7 @@ class CacheManager:
         self._free_pages = list(range(num_pages - 1, -1, -1))
         self.prefix_cache = create_prefix_cache(cache_type, page_size, device)
         self._offsets = torch.arange(page_size, dtype=torch.int32, device=device)
+        self.hit_tokens = 0  # prompt tokens served from the prefix cache, over the engine's life
 
     @property
     def free_pages(self) -> int:
@@ -48,6 +49,7 @@ class CacheManager:
         self.prefix_cache.lock(match.handle)
         req.cache_handle = match.handle
         req.cached_len = req.matched_len = match.length
+        self.hit_tokens += match.length
         if match.length:
             self.page_table[req.table_idx, : match.length] = match.indices
 

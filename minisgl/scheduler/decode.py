@@ -10,9 +10,12 @@ class DecodeManager:
         self.running: dict[int, Req] = {}  # uid -> req, in admission order
 
     def add_after_forward(self, reqs: list[Req]) -> None:
+        """Keep decoding the requests of a batch just launched that have room left (known before their results)."""
         for req in reqs:
             if req.can_decode and not req.chunked:
                 self.running[req.uid] = req
+            else:
+                self.running.pop(req.uid, None)
 
     def remove(self, req: Req) -> None:
         self.running.pop(req.uid, None)

@@ -132,16 +132,19 @@ class Scheduler:
             while True:
                 fwd = self._schedule_next_batch()
                 ongoing = (fwd, self._forward(fwd)) if fwd is not None else None
+                processed = False
                 if overlap:  # the last batch's results are read while this one runs
                     if last is not None:
                         self._process(*last)
+                        processed = True
                     self._release_finished(ongoing[0] if ongoing is not None else None)
                     last = ongoing
                 elif ongoing is not None:
                     self._process(*ongoing)
                     self._release_finished(None)
-                if ongoing is None and last is None:
-                    break
+                    processed = True
+                if ongoing is None and not processed:
+                    break  # idle: nothing ran and nothing finished that could free room
         if self.has_work:
             raise RuntimeError("scheduler stopped with requests left: " + ", ".join(
                 repr(r) for r in list(self.prefill_manager.pending) + list(self.decode_manager.running.values())))
