@@ -25,7 +25,7 @@ def greedy(n: int) -> SamplingParams:
     return SamplingParams(max_tokens=n, ignore_eos=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def hf_reference(path: str, prompts: tuple, n: int) -> tuple:
     from minisgl.testing import hf_greedy
 

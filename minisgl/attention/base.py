@@ -40,5 +40,5 @@ class BaseAttnBackend(ABC):
     def prepare_for_replay(self, batch: Batch) -> None:
         """Before replay: copy this batch's metadata into the fixed buffers."""
 
-    def destroy_capture(self) -> None:
+    def destroy_capture(self) -> None:  # noqa: B027  (a backend without capture buffers has nothing to drop)
         """Drop the fixed buffers made by init_capture_graph."""

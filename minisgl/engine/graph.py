@@ -6,8 +6,9 @@ stands in for torch.cuda.CUDAGraph and, like it, sees nothing but those buffers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -115,7 +116,7 @@ class GraphRunner:
         logger.info_rank0(f"Capturing graphs for batch sizes {self.graph_bs_list}")
         self.buffer = GraphCaptureBuffer.init(self.max_graph_bs, vocab_size, self.device)
         pool = None
-        for bs in sorted(self.graph_bs_list, reverse=True):  # record the largest first so the smaller ones reuse its memory pool
+        for bs in sorted(self.graph_bs_list, reverse=True):  # record the largest first so the smaller ones reuse its memory pool  # noqa: E501
             batch = Batch(reqs=[self.dummy_req] * bs, phase="decode")
             batch.padded_reqs = batch.reqs
             self.attn_backend.prepare_for_capture(batch)
@@ -123,7 +124,7 @@ class GraphRunner:
             logits = self.buffer.logits[:bs]
             ctx = get_global_ctx()
             with ctx.forward_batch(batch):
-                logits.copy_(model.forward())  # one warm-up: trigger the lazy initializations so they are not recorded into the graph
+                logits.copy_(model.forward())  # one warm-up: trigger the lazy initializations so they are not recorded into the graph  # noqa: E501
                 if is_cuda(self.device):
                     graph = torch.cuda.CUDAGraph()
                     with torch.cuda.graph(graph, pool=pool, stream=self.stream):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -116,7 +117,7 @@ class LLM:
         if self._tokenizer is not None:
             return True
         try:
-            self.tokenizer
+            _ = self.tokenizer
         except ValueError:
             return False
         return True

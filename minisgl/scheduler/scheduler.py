@@ -3,8 +3,8 @@ prepared and launched before the last one's results are processed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
-from typing import Any, ContextManager
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 import torch
 
@@ -70,7 +70,7 @@ def current_stream(device: torch.device) -> Any:
     return torch.cuda.current_stream(device) if is_cuda(device) else NullStream()
 
 
-def stream_ctx(stream: Any) -> ContextManager[Any]:
+def stream_ctx(stream: Any) -> AbstractContextManager[Any]:
     return torch.cuda.stream(stream) if isinstance(stream, torch.cuda.Stream) else nullcontext()
 
 

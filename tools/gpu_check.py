@@ -1,0 +1,200 @@
+"""CUDA Graph check: capture, equality with eager, replay counts, a missing copy, and decode-step timing.
+
+    python tools/gpu_check.py            # on an NVIDIA GPU: real CUDA graphs, and a timing table
+    python tools/gpu_check.py --quick    # on a CPU (CI): EmulatedGraph, smaller shapes, no timing claims
+
+Needs nothing but PyTorch and safetensors (FlashInfer is used when installed): the models are random checkpoints
+written here, one tiny and one with Qwen3-0.6B's shapes (bfloat16). Exit status 0 only when every check holds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from minisgl.core import Batch, SamplingParams, get_global_ctx  # noqa: E402
+from minisgl.engine.graph import GraphCaptureBuffer  # noqa: E402
+from minisgl.env import ENV  # noqa: E402
+from minisgl.llm import LLM  # noqa: E402
+
+TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=16, vocab_size=512)
+QWEN3_06B = dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
+                 num_key_value_heads=8, head_dim=128, vocab_size=151936)
+
+
+def write_random_qwen3(folder: Path, shape: dict, dtype: torch.dtype, seed: int = 0) -> Path:
+    """A Qwen3 checkpoint with random weights, in Hugging Face's names and layout."""
+    from safetensors.torch import save_file
+
+    g = torch.Generator().manual_seed(seed)
+    h, inter, hd = shape["hidden_size"], shape["intermediate_size"], shape["head_dim"]
+    nq, nkv, vocab = shape["num_attention_heads"], shape["num_key_value_heads"], shape["vocab_size"]
+
+    def rand(*size, std=0.5):
+        return (torch.randn(*size, generator=g) * std / (size[-1] ** 0.5 if len(size) > 1 else 1)).to(dtype)
+
+    w = {"model.embed_tokens.weight": rand(vocab, h, std=1.0 * h**0.5), "model.norm.weight": torch.ones(h, dtype=dtype),
+         "lm_head.weight": rand(vocab, h, std=4.0)}
+    for i in range(shape["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        w |= {p + "input_layernorm.weight": torch.ones(h, dtype=dtype),
+              p + "post_attention_layernorm.weight": torch.ones(h, dtype=dtype),
+              p + "self_attn.q_proj.weight": rand(nq * hd, h), p + "self_attn.k_proj.weight": rand(nkv * hd, h),
+              p + "self_attn.v_proj.weight": rand(nkv * hd, h), p + "self_attn.o_proj.weight": rand(h, nq * hd),
+              p + "self_attn.q_norm.weight": torch.ones(hd, dtype=dtype),
+              p + "self_attn.k_norm.weight": torch.ones(hd, dtype=dtype),
+              p + "mlp.gate_proj.weight": rand(inter, h), p + "mlp.up_proj.weight": rand(inter, h),
+              p + "mlp.down_proj.weight": rand(h, inter)}
+    folder.mkdir(parents=True, exist_ok=True)
+    save_file(w, str(folder / "model.safetensors"))
+    config = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "rms_norm_eps": 1e-6,
+              "rope_theta": 1000000.0, "max_position_embeddings": 4096, "tie_word_embeddings": False,
+              "eos_token_id": 0, **shape}
+    (folder / "config.json").write_text(json.dumps(config, indent=1))
+    return folder
+
+
+def prompts(n: int, vocab: int, seed: int = 1) -> list[list[int]]:
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randint(1, vocab, (5 + 7 * i,), generator=g).tolist() for i in range(n)]
+
+
+class Check:
+    def __init__(self) -> None:
+        self.failed = 0
+
+    def __call__(self, ok: bool, what: str) -> None:
+        print(f"  [{'ok' if ok else 'FAIL'}] {what}", flush=True)
+        self.failed += not ok
+
+
+def run_model(name: str, path: Path, dtype: torch.dtype, device: str, max_bs: int, check: Check) -> None:
+    vocab = json.loads((path / "config.json").read_text())["vocab_size"]
+    kw = dict(dtype=dtype, device=device, max_running_req=16, num_page_override=4096, max_seq_len_override=256)
+    steps = 16
+    print(f"\n== {name} ({dtype}, {device})", flush=True)
+    for n in (1, 3, 8):
+        ps = prompts(n, vocab)
+        outs = {}
+        for graphs in (0, max_bs):
+            llm = LLM(path, cuda_graph_max_bs=graphs, **kw)
+            runner, replays, decodes = llm.engine.graph_runner, [], []
+            orig_replay, orig_forward = runner.replay, llm.engine.forward_batch
+            runner.replay = lambda b, o=orig_replay: (replays.append(b.padded_size), o(b))[1]
+            llm.engine.forward_batch = lambda b, o=orig_forward: (decodes.append(b.size) if b.is_decode else None,
+                                                                  o(b))[1]
+            outs[graphs] = [o["token_ids"] for o in llm.generate(ps, SamplingParams(max_tokens=steps,
+                                                                                    ignore_eos=True))]
+            if graphs:
+                check(sorted(runner.graph_map) == runner.graph_bs_list and len(runner.graph_map) > 0,
+                      f"bs={n}: captured {len(runner.graph_map)} graphs "
+                      f"({'torch.cuda.CUDAGraph' if device == 'cuda' else 'EmulatedGraph'})")
+                check(len(replays) == len(decodes) == steps - 1,
+                      f"bs={n}: every decode step replayed a graph ({len(replays)} of {len(decodes)})")
+            llm.shutdown()
+        check(outs[0] == outs[max_bs], f"bs={n}: greedy tokens with graphs == without ({steps} tokens each)")
+        distinct = len({t for out in outs[0] for t in out})
+        check(distinct >= 4, f"bs={n}: the output is not degenerate ({distinct} distinct tokens)")
+    # leaving out one copy must change the output
+    orig = GraphCaptureBuffer.copy_from
+
+    def without_positions(self, batch):
+        s = slice(batch.padded_size)
+        self.input_ids[s] = batch.input_ids
+        self.out_loc[s] = batch.out_loc
+
+    ps = prompts(3, vocab)
+    llm = LLM(path, cuda_graph_max_bs=max_bs, **kw)
+    good = [o["token_ids"] for o in llm.generate(ps, SamplingParams(max_tokens=steps, ignore_eos=True))]
+    GraphCaptureBuffer.copy_from = without_positions
+    try:
+        bad = [o["token_ids"] for o in llm.generate(ps, SamplingParams(max_tokens=steps, ignore_eos=True))]
+    finally:
+        GraphCaptureBuffer.copy_from = orig
+        llm.shutdown()
+    check(good != bad, "positions left out of copy_from: the output changes")
+
+
+def time_decode(path: Path, dtype: torch.dtype, sizes: list[int], iters: int) -> list[tuple[int, float, float]]:
+    """ms per decode step, eagerly and by replay, for a batch of dummy requests (one token each)."""
+    llm = LLM(path, dtype=dtype, device="cuda", max_running_req=max(sizes), num_page_override=4096,
+              max_seq_len_override=256, cuda_graph_bs=sizes)
+    engine, runner = llm.engine, llm.engine.graph_runner
+    rows = []
+    for bs in sizes:
+        batch = Batch(reqs=[engine.dummy_req] * bs, phase="decode")
+        batch.input_ids = torch.zeros(bs, dtype=torch.int32, device="cuda")
+        batch.positions = torch.zeros(bs, dtype=torch.int32, device="cuda")
+        batch.out_loc = torch.full((bs,), engine.kv_cache.dummy_slot, dtype=torch.int32, device="cuda")
+        engine.attn_backend.prepare_metadata(batch)
+        ctx = get_global_ctx()
+
+        def eager():
+            with ctx.forward_batch(batch):
+                engine.model.forward()
+
+        def replay():
+            with ctx.forward_batch(batch):
+                runner.replay(batch)
+
+        result = []
+        for fn in (eager, replay):
+            for _ in range(5):
+                fn()
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            torch.cuda.synchronize()
+            result.append((time.perf_counter() - t) / iters * 1e3)
+        rows.append((bs, result[0], result[1]))
+    llm.shutdown()
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small shapes (the default on a CPU)")
+    args = ap.parse_args()
+    ENV.DISABLE_OVERLAP_SCHEDULING.value = False
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    quick = args.quick or not cuda
+    print(f"torch {torch.__version__}; device: {torch.cuda.get_device_name() if cuda else 'cpu (EmulatedGraph)'}")
+    if cuda:
+        try:
+            import flashinfer  # noqa: F401
+            print("attention backend: fi (FlashInfer)")
+        except ImportError:
+            print("attention backend: torch_static (FlashInfer not installed)")
+    check = Check()
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        tiny = write_random_qwen3(Path(tmp) / "tiny", TINY, torch.float32)
+        run_model("tiny Qwen3", tiny, torch.float32, device, 8, check)
+        big_shape = dict(QWEN3_06B, num_hidden_layers=2, vocab_size=4096) if quick else QWEN3_06B
+        big = write_random_qwen3(Path(tmp) / "qwen3-0.6b-shape", big_shape, torch.bfloat16)
+        label = "Qwen3-0.6B shapes" + (" (2 layers, vocab 4096: --quick)" if quick else "")
+        run_model(label, big, torch.bfloat16, device, 16 if quick else 64, check)
+        if cuda:
+            print(f"\n== decode step, {label}, bfloat16: eager vs CUDA graph replay")
+            print(f"{'bs':>4} {'eager ms':>10} {'graph ms':>10} {'speedup':>8}")
+            for bs, e, g in time_decode(big, torch.bfloat16, [1, 8, 64], iters=50):
+                print(f"{bs:>4} {e:>10.3f} {g:>10.3f} {e / g:>7.2f}x")
+        else:
+            print("\n(no CUDA device: no timing; the table needs a real GPU)")
+    print(f"\n{'all checks passed' if not check.failed else f'{check.failed} checks FAILED'} "
+          f"in {time.perf_counter() - t0:.1f} s")
+    return 1 if check.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
