@@ -44,14 +44,14 @@ class Engine:
         self.device = torch.device(config.device) if config.device is not None else default_device()
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ValueError("device 'cuda' was asked for, but CUDA is not available")
-        if self.device.type == "cpu":
-            init_cpu_threads()
         # check the cheap things before the expensive ones, so bad input fails fast
         backend_name = config.attention_backend or default_backend(self.device)
         make_backend = ATTENTION_BACKENDS.get(backend_name)
         PREFIX_CACHES.get(config.cache_type)
         self.model_config = mc = ModelConfig.from_path(config.model_path)
         self.dtype = config.dtype
+        if self.device.type == "cpu":
+            init_cpu_threads(mc.hidden_size)
         self.page_size = p = config.page_size
         max_seq_len = config.max_seq_len_override or min(mc.max_position, _CPU_DEFAULT_MAX_SEQ_LEN)
         self.max_seq_len = (max_seq_len + p - 1) // p * p  # page-aligned: the page table's width

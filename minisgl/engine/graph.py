@@ -116,7 +116,8 @@ class GraphRunner:
         logger.info_rank0(f"Capturing graphs for batch sizes {self.graph_bs_list}")
         self.buffer = GraphCaptureBuffer.init(self.max_graph_bs, vocab_size, self.device)
         pool = None
-        for bs in sorted(self.graph_bs_list, reverse=True):  # record the largest first so the smaller ones reuse its memory pool  # noqa: E501
+        # record the largest first so the smaller ones reuse its memory pool
+        for bs in sorted(self.graph_bs_list, reverse=True):
             batch = Batch(reqs=[self.dummy_req] * bs, phase="decode")
             batch.padded_reqs = batch.reqs
             self.attn_backend.prepare_for_capture(batch)
@@ -124,7 +125,8 @@ class GraphRunner:
             logits = self.buffer.logits[:bs]
             ctx = get_global_ctx()
             with ctx.forward_batch(batch):
-                logits.copy_(model.forward())  # one warm-up: trigger the lazy initializations so they are not recorded into the graph  # noqa: E501
+                # one warm-up: trigger the lazy initializations so they are not recorded into the graph
+                logits.copy_(model.forward())
                 if is_cuda(self.device):
                     graph = torch.cuda.CUDAGraph()
                     with torch.cuda.graph(graph, pool=pool, stream=self.stream):

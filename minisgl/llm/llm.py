@@ -80,10 +80,14 @@ class LLM:
 
     def generate(self, prompts: Sequence[str] | Sequence[Sequence[int]],
                  sampling_params: SamplingParams | Sequence[SamplingParams] | None = None) -> list[dict[str, Any]]:
-        """One dict per prompt, in order: {'text': str, 'token_ids': list[int]} (the new tokens only)."""
+        """One dict per prompt, in order: {'text': str, 'token_ids': list[int]} (the new tokens only).
+
+        Prompts given as token ids get their text decoded only if the tokenizer is already loaded (loading it
+        imports transformers, which token-id callers such as the judge do not need); otherwise 'text' is ''."""
         if self.engine.model is None:
             raise RuntimeError("this LLM was shut down")
         encoded = self._encode(prompts)
+        want_text = self._tokenizer is not None or any(isinstance(p, str) for p in prompts)
         if sampling_params is None:
             sampling_params = SamplingParams()
         if isinstance(sampling_params, SamplingParams):
@@ -109,18 +113,9 @@ class LLM:
         results = []
         for req in reqs:
             out = req.output_ids
-            text = self._tokenizer.decode(out, skip_special_tokens=True) if self._has_tokenizer() else ""
+            text = self._tokenizer.decode(out, skip_special_tokens=True) if want_text else ""
             results.append({"text": text, "token_ids": out})
         return results
-
-    def _has_tokenizer(self) -> bool:
-        if self._tokenizer is not None:
-            return True
-        try:
-            _ = self.tokenizer
-        except ValueError:
-            return False
-        return True
 
     def shutdown(self) -> None:
         if self.engine.model is not None:

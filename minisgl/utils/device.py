@@ -79,10 +79,11 @@ def pin(t: torch.Tensor, device: torch.device) -> torch.Tensor:
     return t.pin_memory() if is_cuda(device) else t
 
 
-def init_cpu_threads() -> None:
-    """Small decode matmuls are slower with many threads: cap torch's pool unless OMP_NUM_THREADS says otherwise."""
+def init_cpu_threads(hidden_size: int) -> None:
+    """Small decode matmuls are slower with many threads (the sync costs more than the work): one thread for a tiny
+    model, at most four otherwise; OMP_NUM_THREADS, when set, decides instead."""
     if "OMP_NUM_THREADS" in os.environ:
         return
-    n = min(4, os.cpu_count() or 1)
+    n = 1 if hidden_size < 256 else min(4, os.cpu_count() or 1)
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)

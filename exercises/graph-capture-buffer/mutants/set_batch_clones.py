@@ -1,0 +1,15 @@
+"""set_batch gives the batch copies of the buffers: the recorded forward never sees later copies."""
+
+
+class GraphCaptureBuffer:
+    def set_batch(self, batch):
+        s = slice(batch.padded_size)
+        batch.input_ids = self.input_ids[s].clone()
+        batch.out_loc = self.out_loc[s].clone()
+        batch.positions = self.positions[s].clone()
+
+    def copy_from(self, batch):
+        s = slice(batch.padded_size)
+        self.input_ids[s] = batch.input_ids
+        self.out_loc[s] = batch.out_loc
+        self.positions[s] = batch.positions

@@ -1,0 +1,13 @@
+"""replay forgets prepare_for_replay: the graph attends with stale KV lengths and page table."""
+
+
+class GraphRunner:
+    def pad_batch(self, batch):
+        padded = (next(bs for bs in self.graph_bs_list if bs >= batch.size)
+                  if self.can_use_cuda_graph(batch) else batch.size)
+        batch.padded_reqs = batch.reqs + [self.dummy_req] * (padded - batch.size)
+
+    def replay(self, batch):
+        self.buffer.copy_from(batch)
+        self.graph_map[batch.padded_size].replay()
+        return self.buffer.logits[: batch.size]

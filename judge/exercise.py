@@ -1,0 +1,222 @@
+"""Exercises: folders of data under ``exercises/<slug>/``, read and validated here.
+
+Pure standard library: the command-line parent lists and shows exercises without importing torch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .verdict import MODES
+
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+TARGET_RE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?$")
+DIFFICULTIES = ("easy", "medium", "hard")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_exercises_dir() -> Path:
+    """``$MINISGL_EXERCISES`` if set, else the ``exercises/`` folder of this checkout."""
+    env = os.environ.get("MINISGL_EXERCISES")
+    return Path(env) if env else REPO_ROOT / "exercises"
+
+
+class ExerciseError(Exception):
+    """A malformed or missing exercise; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One engine symbol the learner writes: ``module:function`` or ``module:Class.method``."""
+
+    spec: str
+    module: str
+    owner: str | None  # the class name, or None for a module-level function
+    name: str
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.owner}.{self.name}" if self.owner else self.name
+
+    @classmethod
+    def parse(cls, spec: str) -> Target:
+        if not TARGET_RE.match(spec):
+            raise ValueError(
+                f"{spec!r} is not a target: write 'package.module:function' or 'package.module:Class.method'"
+            )
+        module, qual = spec.split(":")
+        owner, _, name = qual.rpartition(".")
+        return cls(spec=spec, module=module, owner=owner or None, name=name)
+
+
+@dataclass
+class Exercise:
+    slug: str
+    path: Path
+    title: str
+    chapter: str
+    difficulty: str
+    tags: list[str]
+    targets: list[Target]
+    modes: list[str]
+    time_limit: float  # seconds for a whole run (process start included)
+    test_time_limit: float  # seconds for one test
+    order: int = 0
+    memory_limit_mb: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    # the files of an exercise
+    @property
+    def toml_path(self) -> Path:
+        return self.path / "exercise.toml"
+
+    @property
+    def statement_path(self) -> Path:
+        return self.path / "statement.md"
+
+    @property
+    def starter_path(self) -> Path:
+        return self.path / "starter.py"
+
+    @property
+    def tests_path(self) -> Path:
+        return self.path / "tests.py"
+
+    @property
+    def explanation_path(self) -> Path:
+        return self.path / "explanation.md"
+
+    @property
+    def solution_path(self) -> Path:
+        """Only for exercises whose targets are not in the engine; otherwise the engine is the reference."""
+        return self.path / "solution.py"
+
+    @property
+    def mutant_paths(self) -> list[Path]:
+        d = self.path / "mutants"
+        return sorted(d.glob("*.py")) if d.is_dir() else []
+
+    def read(self, name: str) -> str:
+        return (self.path / name).read_text(encoding="utf-8")
+
+    @property
+    def statement(self) -> str:
+        return self.statement_path.read_text(encoding="utf-8")
+
+    @property
+    def starter(self) -> str:
+        return self.starter_path.read_text(encoding="utf-8")
+
+    @property
+    def explanation(self) -> str:
+        return self.explanation_path.read_text(encoding="utf-8")
+
+
+def _field(data: dict, key: str, kind, where: str, default=...):
+    if key not in data:
+        if default is ...:
+            raise ExerciseError(f"{where}: missing field '{key}'")
+        return default
+    value = data[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise ExerciseError(
+            f"{where}: field '{key}' must be {getattr(kind, '__name__', kind)}, got {type(value).__name__} {value!r}"
+        )
+    return value
+
+
+def _str_list(data: dict, key: str, where: str, default=...) -> list[str]:
+    value = _field(data, key, list, where, default)
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            raise ExerciseError(f"{where}: field '{key}'[{i}] must be a non-empty string, got {item!r}")
+    return list(value)
+
+
+def load_exercise(path: str | Path) -> Exercise:
+    """Read and validate ``<path>/exercise.toml`` and check that the exercise's files are there."""
+    path = Path(path).resolve()
+    toml_path = path / "exercise.toml"
+    where = str(toml_path)
+    if not toml_path.is_file():
+        raise ExerciseError(f"{where}: file not found (every exercise folder needs an exercise.toml)")
+    slug = path.name
+    if not SLUG_RE.match(slug):
+        raise ExerciseError(f"{path}: the folder name {slug!r} is not a slug (lowercase letters, digits and '-')")
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ExerciseError(f"{where}: invalid TOML: {e}") from None
+
+    known = {
+        "title", "chapter", "difficulty", "tags", "targets", "modes", "time_limit",
+        "test_time_limit", "order", "memory_limit_mb",
+    }
+    title = _field(data, "title", str, where)
+    if not title.strip():
+        raise ExerciseError(f"{where}: field 'title' is empty")
+    chapter = _field(data, "chapter", str, where)
+    difficulty = _field(data, "difficulty", str, where)
+    if difficulty not in DIFFICULTIES:
+        raise ExerciseError(f"{where}: field 'difficulty' must be one of {DIFFICULTIES}, got {difficulty!r}")
+    tags = _str_list(data, "tags", where, [])
+    raw_targets = _str_list(data, "targets", where)
+    if not raw_targets:
+        raise ExerciseError(f"{where}: field 'targets' is empty: name at least one engine symbol")
+    targets = []
+    for i, spec in enumerate(raw_targets):
+        try:
+            targets.append(Target.parse(spec))
+        except ValueError as e:
+            raise ExerciseError(f"{where}: field 'targets'[{i}]: {e}") from None
+    if len({t.spec for t in targets}) != len(targets):
+        raise ExerciseError(f"{where}: field 'targets' lists a target twice")
+    modes = _str_list(data, "modes", where, ["browser", "local"])
+    for i, m in enumerate(modes):
+        if m not in MODES:
+            raise ExerciseError(f"{where}: field 'modes'[{i}] must be one of {MODES}, got {m!r}")
+    time_limit = _field(data, "time_limit", float, where, 60.0)
+    test_time_limit = _field(data, "test_time_limit", float, where, min(time_limit, 20.0))
+    for key, val in (("time_limit", time_limit), ("test_time_limit", test_time_limit)):
+        if not 0 < val <= 3600:
+            raise ExerciseError(f"{where}: field '{key}' must be between 0 and 3600 seconds, got {val}")
+    order = _field(data, "order", int, where, 0)
+    memory = _field(data, "memory_limit_mb", int, where, None)
+    extra = {k: v for k, v in data.items() if k not in known}
+    if extra:
+        raise ExerciseError(f"{where}: unknown field(s) {sorted(extra)}; known fields are {sorted(known)}")
+
+    ex = Exercise(
+        slug=slug, path=path, title=title, chapter=chapter, difficulty=difficulty, tags=tags,
+        targets=targets, modes=modes, time_limit=time_limit, test_time_limit=test_time_limit,
+        order=order, memory_limit_mb=memory,
+    )
+    for p in (ex.statement_path, ex.starter_path, ex.tests_path, ex.explanation_path):
+        if not p.is_file():
+            raise ExerciseError(f"{p}: file not found (required for exercise {slug!r})")
+    return ex
+
+
+def list_exercises(root: str | Path | None = None) -> list[Exercise]:
+    """Every exercise under ``root`` (folders with an exercise.toml), ordered by chapter, order and slug."""
+    root = Path(root) if root is not None else default_exercises_dir()
+    if not root.is_dir():
+        return []
+    found = [load_exercise(p) for p in sorted(root.iterdir()) if (p / "exercise.toml").is_file()]
+    return sorted(found, key=lambda e: (e.chapter, e.order, e.slug))
+
+
+def find_exercise(slug: str, root: str | Path | None = None) -> Exercise:
+    root = Path(root) if root is not None else default_exercises_dir()
+    path = root / slug
+    if not SLUG_RE.match(slug) or not (path / "exercise.toml").is_file():
+        known = ", ".join(e.slug for e in list_exercises(root)) or "none"
+        raise ExerciseError(f"no exercise {slug!r} in {root} (known: {known})")
+    return load_exercise(path)

@@ -1,0 +1,205 @@
+"""What an exercise's ``tests.py`` imports from the judge.
+
+    from judge.testing import gpu, original, reference_code, metric, mode
+
+- ``@gpu`` marks a test that only a real CUDA device can judge (skipped, with the reason, elsewhere);
+- ``original("pkg.mod:Class.method")`` is the engine's own object for a target, while the
+  learner's code is bound;
+- ``with reference_code():`` runs a block with the engine's own code bound again (for expected values);
+- ``metric(name, value)`` records a number into the verdict's ``metrics``;
+- ``mode()`` is the judging mode: ``browser``, ``local`` or ``gpu``;
+- engine helpers for the exercises: ``engine()``, ``tiny_llm()``, ``generate()``, ``eager_tokens()``,
+  ``Trace`` and ``PROMPT_IDS`` (the tiny random Qwen3 of ``minisgl.testing``).
+
+Nothing here imports torch at import time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+GPU_ATTR = "__judge_needs_gpu__"
+
+
+class _RunState:
+    def __init__(self) -> None:
+        self.mode = "local"
+        self.originals: dict[str, Any] = {}
+        self.binding: Any = None
+        self.submission: Any = None
+        self.metrics: dict[str, float] = {}
+
+    def reset(self) -> None:
+        self.__init__()
+
+
+RUN = _RunState()
+
+
+def gpu(fn: Callable | None = None, *, reason: str = "") -> Any:
+    """Mark a test that needs a real CUDA GPU; it is skipped where torch.cuda.is_available() is False."""
+
+    def mark(f: Callable) -> Callable:
+        setattr(f, GPU_ATTR, reason or "needs a CUDA GPU (a real capture)")
+        return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def needs_gpu(fn: Callable) -> str | None:
+    return getattr(fn, GPU_ATTR, None)
+
+
+def cuda_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - no torch, or a torch without cuda (the browser)
+        return False
+
+
+def mode() -> str:
+    return RUN.mode
+
+
+def original(spec: str) -> Any:
+    """The engine's own object for a target (a function; for methods the plain function)."""
+    orig = RUN.originals.get(spec)
+    if orig is None:
+        raise KeyError(f"{spec} is not a target of this exercise (targets: {sorted(RUN.originals)})")
+    return orig.function
+
+
+@contextlib.contextmanager
+def reference_code() -> Iterator[None]:
+    """Run a block with the engine's own code in place of the learner's (e.g. to compute expected output)."""
+    binding, submission = RUN.binding, RUN.submission
+    if binding is None:
+        yield
+        return
+    binding.restore()
+    try:
+        yield
+    finally:
+        binding.bind(submission)
+
+
+def metric(name: str, value: float) -> None:
+    RUN.metrics[str(name)] = float(value)
+
+
+# ----------------------------------------------------------------------------------------------
+# the engine on the tiny model, for the exercises' tests (torch and minisgl imported lazily)
+
+#: Token-id prompts of different lengths (3 to 12 tokens) for the tiny models (vocabulary of 512).
+#: Ids, not text: the tests never load a tokenizer (transformers' import alone costs a second).
+PROMPT_IDS: list[list[int]] = [
+    [17, 301, 45],
+    [88, 12, 409, 230, 7, 156, 391, 64, 222],
+    [5, 480, 133, 97, 310],
+    [250, 19, 77, 402, 168, 3, 299, 51, 140, 466, 28, 333],
+    [61, 205, 444, 90, 117, 382, 9],
+    [36, 270, 158, 499, 23, 311],
+]
+
+_EAGER_CACHE: dict[tuple, list[list[int]]] = {}
+
+
+def engine_device() -> str:
+    """Where the engine runs for a test: CUDA in mode 'gpu', else the CPU (graphs are emulated there)."""
+    return "cuda" if RUN.mode == "gpu" else "cpu"
+
+
+def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, backend: str | None = None,
+             max_bs: int | None = None, **kw: Any) -> Any:
+    """An LLM on the tiny random Qwen3: float32, 8 running requests, 256 KV pages, max_seq_len 64.
+
+    graph_bs: the batch sizes to capture (None: graphs off, unless max_bs is given). On CUDA the
+    backend is ``torch_static`` (the one a real capture accepts), on a CPU ``torch``.
+    """
+    import torch
+
+    from minisgl.env import ENV
+    from minisgl.llm import LLM
+    from minisgl.testing import tiny_model
+
+    ENV.DISABLE_OVERLAP_SCHEDULING.value = True
+    device = device or engine_device()
+    backend = backend or ("torch_static" if device.startswith("cuda") else "torch")
+    args: dict[str, Any] = dict(dtype=torch.float32, max_running_req=8, num_page_override=256,
+                                max_seq_len_override=64, attention_backend=backend, device=device)
+    if graph_bs is not None:
+        args["cuda_graph_bs"] = list(graph_bs)
+    args["cuda_graph_max_bs"] = max_bs if max_bs is not None else (None if graph_bs is not None else 0)
+    args.update(kw)
+    # prompts are token ids, so generate() never loads the tokenizer (nor imports transformers)
+    return LLM(str(tiny_model("qwen3")), **args)
+
+
+@contextlib.contextmanager
+def engine(graph_bs: list[int] | None = None, **kw: Any) -> Iterator[Any]:
+    """``with engine([1, 2, 4]) as llm:`` a tiny LLM that is shut down afterwards, whatever happens."""
+    llm = tiny_llm(graph_bs, **kw)
+    try:
+        yield llm
+    finally:
+        try:
+            llm.shutdown()
+        except Exception:  # noqa: BLE001 - a learner's broken state must not hide the real failure
+            from minisgl.core import set_global_ctx
+
+            set_global_ctx(None)
+
+
+def generate(llm: Any, prompts: list[list[int]], max_tokens: int) -> list[list[int]]:
+    """Greedy new token ids, one list per prompt (EOS ignored: exactly max_tokens each)."""
+    from minisgl.core import SamplingParams
+
+    out = llm.generate([list(p) for p in prompts], SamplingParams(max_tokens=max_tokens, ignore_eos=True))
+    return [list(o["token_ids"]) for o in out]
+
+
+def eager_tokens(prompts: list[list[int]], max_tokens: int, device: str | None = None) -> list[list[int]]:
+    """The expected tokens: the engine's own code, no CUDA graphs (cached for the process)."""
+    device = device or engine_device()
+    key = (tuple(map(tuple, prompts)), max_tokens, device)
+    if key not in _EAGER_CACHE:
+        with reference_code():
+            with engine(None, device=device) as llm:
+                _EAGER_CACHE[key] = generate(llm, prompts, max_tokens)
+    return [list(t) for t in _EAGER_CACHE[key]]
+
+
+class Trace:
+    """Records what the engine does while it generates: every forward batch and every graph replay.
+
+        trace = Trace(llm)
+        tokens = generate(llm, prompts, 6)
+        trace.decode_steps  # [(size, padded_size), ...] of every decode batch
+        trace.replays       # [(size, padded_size, rows of the returned logits), ...]
+    """
+
+    def __init__(self, llm: Any):
+        self.decode_steps: list[tuple[int, int]] = []
+        self.prefill_steps: list[tuple[int, int]] = []
+        self.replays: list[tuple[int, int, int]] = []
+        eng = llm.engine
+        runner = eng.graph_runner
+        forward_batch, replay = eng.forward_batch, runner.replay
+
+        def traced_forward(batch: Any) -> Any:
+            steps = self.decode_steps if batch.is_decode else self.prefill_steps
+            steps.append((batch.size, batch.padded_size))
+            return forward_batch(batch)
+
+        def traced_replay(batch: Any) -> Any:
+            size, padded = batch.size, batch.padded_size
+            logits = replay(batch)
+            self.replays.append((size, padded, int(logits.shape[0]) if hasattr(logits, "shape") else -1))
+            return logits
+
+        eng.forward_batch = traced_forward
+        runner.replay = traced_replay

@@ -1,0 +1,333 @@
+"""The judge's in-process core on a toy exercise: loading, binding, failure messages, the verdict rules.
+
+The toy 'engine' (tests/fixtures/toy/toyengine) keeps these tests fast and independent of minisgl;
+the real exercises are judged in tests/test_judge_exercises.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TOY = ROOT / "tests" / "fixtures" / "toy"
+for p in (str(ROOT), str(TOY)):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+import toyengine  # noqa: E402
+import toyengine.user  # noqa: E402
+
+from judge.binding import Binding, load_submission, reference_source, resolve_targets  # noqa: E402
+from judge.exercise import ExerciseError, Target, list_exercises, load_exercise  # noqa: E402
+from judge.explain import first_difference, fmt_value  # noqa: E402
+from judge.harness import judge_source  # noqa: E402
+from judge.verdict import TestResult, Verdict  # noqa: E402
+
+TOY_EX = TOY / "exercises" / "toy-counter"
+
+GOOD = '''
+def scale(values, k):
+    return [v * k for v in values]
+
+
+class Counter:
+    def incr(self, by=1):
+        self.n += by
+        return self.n
+
+    @classmethod
+    def starting_at(cls, n):
+        c = cls()
+        c.n = n
+        return c
+'''
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_exercise(TOY_EX)
+
+
+def with_body(scale_body: str) -> str:
+    return GOOD.replace("    return [v * k for v in values]\n", scale_body)
+
+
+# -- exercises ----------------------------------------------------------------------------------
+
+
+def write_exercise(tmp_path: Path, toml: str, slug: str = "bad-one") -> Path:
+    d = tmp_path / slug
+    shutil.copytree(TOY_EX, d)
+    (d / "exercise.toml").write_text(toml)
+    return d
+
+
+@pytest.mark.parametrize(
+    "toml, field",
+    [
+        ('chapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\n', "'title'"),
+        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = "toyengine:scale"\n', "'targets'"),
+        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine.scale"]\n', "'targets'[0]"),
+        ('title = "t"\nchapter = "x"\ndifficulty = "hardest"\ntargets = ["toyengine:scale"]\n', "'difficulty'"),
+        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\nmodes = ["tpu"]\n',
+         "'modes'[0]"),
+        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\ntime_limit = "5"\n',
+         "'time_limit'"),
+        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\ncolour = 1\n', "colour"),
+        ('title = "t\nchapter', "invalid TOML"),
+    ],
+)
+def test_malformed_exercise_names_file_and_field(tmp_path, toml, field):
+    d = write_exercise(tmp_path, toml)
+    with pytest.raises(ExerciseError) as e:
+        load_exercise(d)
+    assert str(d / "exercise.toml") in str(e.value)
+    assert field in str(e.value)
+
+
+def test_missing_files_and_bad_slug(tmp_path):
+    d = write_exercise(tmp_path, (TOY_EX / "exercise.toml").read_text())
+    (d / "statement.md").unlink()
+    with pytest.raises(ExerciseError, match="statement.md: file not found"):
+        load_exercise(d)
+    bad = write_exercise(tmp_path, (TOY_EX / "exercise.toml").read_text(), slug="Bad_Slug")
+    with pytest.raises(ExerciseError, match="not a slug"):
+        load_exercise(bad)
+
+
+def test_toy_exercise_loads(toy):
+    assert toy.slug == "toy-counter"
+    assert [t.qualname for t in toy.targets] == ["scale", "Counter.incr", "Counter.starting_at"]
+    assert len(toy.mutant_paths) == 3
+    assert [e.slug for e in list_exercises(TOY / "exercises")] == ["toy-counter"]
+    assert Target.parse("a.b:C.d") == Target("a.b:C.d", "a.b", "C", "d")
+
+
+def test_real_exercises_load():
+    slugs = [e.slug for e in list_exercises(ROOT / "exercises")]
+    assert slugs == ["graph-bs-list", "graph-capture-buffer", "graph-pad-and-replay",
+                     "torch-backend-graph-hooks", "graph-capture-loop"]
+
+
+# -- binding -------------------------------------------------------------------------------------
+
+
+def test_reference_is_the_engine_source(toy):
+    src = reference_source(toy)
+    assert "class Counter:" in src and "def incr(self, by: int = 1) -> int:" in src
+    assert "return [v * k for v in values]" in src
+    assert src.startswith('"""Toy starter."""')
+
+
+def test_bind_and_restore(toy):
+    originals = resolve_targets(toy.targets)
+    before = (toyengine.scale, toyengine.user.scale, toyengine.Counter.__dict__["incr"],
+              toyengine.Counter.__dict__["starting_at"])
+    sub = load_submission(GOOD.replace("v * k", "v * k + 100"), originals)
+    b = Binding(originals)
+    b.bind(sub)
+    try:
+        assert toyengine.scale([1], 1) == [101]
+        assert toyengine.user.scale([1], 1) == [101], "from-imports are rebound too"
+        assert toyengine.Counter.starting_at(2).incr(3) == 5
+    finally:
+        b.restore()
+    after = (toyengine.scale, toyengine.user.scale, toyengine.Counter.__dict__["incr"],
+             toyengine.Counter.__dict__["starting_at"])
+    assert after == before
+
+
+def test_judging_leaves_the_engine_untouched(toy):
+    before = (toyengine.scale, toyengine.user.scale, dict(toyengine.Counter.__dict__))
+    judge_source(toy, GOOD.replace("v * k", "v * k + 1"))
+    assert (toyengine.scale, toyengine.user.scale, dict(toyengine.Counter.__dict__)) == before
+    assert "submission" not in sys.modules
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (GOOD.replace("def incr(self, by=1):", "def incr(self, by=1)"), ["line 7", "SyntaxError", "expected ':'"]),
+        (GOOD.replace("def incr(self, by=1):", "def incr(self, amount=1):"),
+         ["line 7", "wrong signature for Counter.incr", "(self, by)", "(self, amount)"]),
+        (GOOD.replace("def scale(values, k):", "def scale(values):"), ["wrong signature for scale"]),
+        (GOOD.replace("    def incr(self, by=1):\n        self.n += by\n        return self.n\n", ""),
+         ["Counter.incr is missing", "def incr(self, by: int = 1) -> int"]),
+        (GOOD.replace("def scale(", "def scale_it("), ["target scale is missing"]),
+        (GOOD.replace("    @classmethod\n", ""), ["Counter.starting_at must be a classmethod"]),
+        ("def incr(self, by=1):\n    return 1\n" + GOOD.split("class Counter")[0],
+         ["Counter.incr is missing", "put it inside the class"]),
+    ],
+)
+def test_compile_errors_say_which_target_and_where(toy, source, expected):
+    v = judge_source(toy, source, filename="mine.py")
+    assert v.status == "compile_error"
+    assert v.tests == [] and v.passed == 0
+    assert "mine.py" in v.message
+    for text in expected:
+        assert text in v.message
+
+
+def test_helper_methods_and_zero_argument_super(toy):
+    source = GOOD.replace(
+        "    def incr(self, by=1):\n        self.n += by\n        return self.n\n",
+        "    def incr(self, by=1):\n        return self._bump(by)\n\n"
+        "    def _bump(self, by):\n        self.n += by\n        return self.n\n\n"
+        "    def __repr__(self):\n        return super().__repr__()\n",
+    )
+    v = judge_source(toy, source)
+    assert v.status == "accepted", v.to_json(indent=1)
+    assert not hasattr(toyengine.Counter, "_bump"), "helpers are removed after the run"
+
+
+# -- running tests and the verdict ---------------------------------------------------------------
+
+
+def test_reference_accepted_with_env_and_metrics(toy):
+    v = judge_source(toy, reference_source(toy), filename="reference.py")
+    assert v.status == "accepted"
+    assert (v.passed, v.failed, v.skipped, v.total) == (4, 0, 1, 5)
+    assert v.env.python and v.env.torch and v.env.device in ("cpu", "cuda")
+    assert v.metrics == {"toy_metric": 1.5}
+    gpu = v.tests[-1]
+    assert gpu.status == "skip" and "CUDA" in gpu.message
+    assert [t.visible for t in v.tests] == [True, False, False, False, False]
+    assert v.tests[0].doc == "scale multiplies every value."
+
+
+def test_run_only_runs_the_examples(toy):
+    v = judge_source(toy, reference_source(toy), run_only=True)
+    assert [t.name for t in v.tests] == ["test_example_scale"]
+    assert v.status == "accepted" and v.run
+
+
+def test_starter_is_a_runtime_error_in_the_learners_frame(toy):
+    v = judge_source(toy, toy.starter, filename="starter.py")
+    assert v.status == "runtime_error"
+    msg = v.tests[0].message
+    assert 'File "starter.py", line 8, in scale' in msg and "NotImplementedError" in msg
+    assert 'File "tests.py", line 9' in msg
+    assert "harness.py" not in msg, "the judge's own frames are trimmed"
+
+
+def test_assertion_message_shows_line_values_and_first_difference(toy):
+    v = judge_source(toy, (TOY_EX / "mutants" / "tensor_only.py").read_text())
+    assert v.status == "wrong_answer"
+    t = next(t for t in v.tests if t.name == "test_tensor")
+    assert t.status == "fail"
+    assert "tests.py, line 31:" in t.message
+    assert "assert torch.equal(got, want)" in t.message
+    assert "got = tensor(shape=[4], dtype=torch.int64) = [3, 6, 0, 12]" in t.message
+    assert "first difference at [2]: 0 vs 9 (1 of 4 elements differ)" in t.message
+    t = next(t for t in v.tests if t.name == "test_example_scale")
+    assert t.status == "pass"
+
+
+def test_assertion_on_a_call_shows_its_value(toy):
+    v = judge_source(toy, (TOY_EX / "mutants" / "off_by_one.py").read_text())
+    msg = v.tests[0].message
+    assert "toyengine.scale([1, 2, 3], 2) = [3, 5, 7]" in msg
+    assert "first difference at [0]: 3 vs 2" in msg
+
+
+def test_output_is_captured_per_test_and_capped(toy):
+    v = judge_source(toy, with_body("    print('x' * 10000)\n    return [v * k for v in values]\n"))
+    assert v.status == "accepted"
+    out = v.tests[0].output
+    assert out.startswith("xxxx") and "more characters of output not shown" in out and len(out) < 4200
+
+
+def test_load_output_and_load_errors(toy):
+    v = judge_source(toy, "print('hello from the top')\n" + GOOD)
+    assert v.status == "accepted" and v.output.strip() == "hello from the top"
+    v = judge_source(toy, "raise ValueError('boom')\n" + GOOD, filename="mine.py")
+    assert v.status == "runtime_error" and v.tests == []
+    assert "loaded" in v.message and "mine.py" in v.message and "ValueError: boom" in v.message
+
+
+@pytest.mark.parametrize(
+    "body, status, text",
+    [
+        ("    raise SystemExit(3)\n", "runtime_error", "SystemExit(3)"),
+        ("    return scale(values, k)\n", "runtime_error", "RecursionError"),
+        ("    raise KeyboardInterrupt\n", "timeout", "time limit"),
+        ("    x = bytearray(1 << 62)\n    return [v * k for v in values]\n", "runtime_error", "Out of memory"),
+        ("    return [v * k + 1 for v in values]\n", "wrong_answer", "first difference"),
+    ],
+)
+def test_in_process_containment(toy, body, status, text):
+    v = judge_source(toy, with_body(body))
+    assert v.status == status
+    assert text in v.tests[0].message
+    # and the judge keeps working, with the engine restored
+    assert judge_source(toy, GOOD).status == "accepted"
+    assert toyengine.scale([2], 3) == [6]
+
+
+def test_recursion_traceback_is_collapsed(toy):
+    v = judge_source(toy, with_body("    return scale(values, k)\n"))
+    msg = v.tests[0].message
+    assert "[the line above repeated" in msg and msg.count("return scale(values, k)") == 1
+
+
+def test_deleting_engine_modules_is_healed(toy):
+    body = ("    import sys\n    for m in [m for m in sys.modules if m.startswith(('toyengine', 'judge'))]:\n"
+            "        del sys.modules[m]\n    return [v * k for v in values]\n")
+    v = judge_source(toy, with_body(body))
+    assert v.status == "accepted"
+    assert "toyengine" in sys.modules and "judge.testing" in sys.modules
+    assert sys.modules["toyengine"] is toyengine
+
+
+def test_mode_rules(toy, tmp_path):
+    import torch
+
+    v = judge_source(toy, GOOD, mode="gpu")
+    if not torch.cuda.is_available():
+        assert v.status == "internal_error" and "CUDA" in v.message
+    d = write_exercise(tmp_path, (TOY_EX / "exercise.toml").read_text().replace(
+        'modes = ["browser", "local", "gpu"]', 'modes = ["browser"]'))
+    v = judge_source(load_exercise(d), GOOD, mode="local")
+    assert v.status == "internal_error" and "not judged in mode 'local'" in v.message
+
+
+def test_broken_tests_file_is_our_fault(toy, tmp_path):
+    d = write_exercise(tmp_path, (TOY_EX / "exercise.toml").read_text())
+    (d / "tests.py").write_text("import nothing_here_at_all\n")
+    v = judge_source(load_exercise(d), GOOD)
+    assert v.status == "internal_error"
+    assert "tests could not be loaded" in v.message
+
+
+def test_nothing_passed_is_never_accepted():
+    v = Verdict(status="accepted", tests=[TestResult("test_a", "skip"), TestResult("test_b", "skip")]).finalize()
+    assert v.status == "internal_error" and v.passed == 0
+    v = Verdict(status="accepted", tests=[]).finalize()
+    assert v.status != "accepted"
+    v = Verdict(status="accepted", tests=[TestResult("test_a", "pass"), TestResult("test_b", "fail"),
+                                          TestResult("test_c", "error")]).finalize()
+    assert (v.status, v.passed, v.failed) == ("runtime_error", 1, 2)
+    v = Verdict(status="accepted", tests=[TestResult("test_a", "error"), TestResult("test_b", "timeout")]).finalize()
+    assert v.status == "timeout"
+    v = Verdict(status="compile_error").finalize()
+    assert v.status == "compile_error"
+
+
+def test_verdict_json_round_trip(toy):
+    v = judge_source(toy, GOOD)
+    again = Verdict.from_json(v.to_json())
+    assert again.to_dict() == v.to_dict()
+
+
+def test_value_formatting():
+    import torch
+
+    assert fmt_value(torch.zeros(2, 3, dtype=torch.int32)).startswith("tensor(shape=[2, 3], dtype=torch.int32)")
+    assert "shapes differ: [3] vs [4]" == first_difference(torch.zeros(3), torch.zeros(4))
+    assert first_difference([[1, 2], [3, 4]], [[1, 2], [3, 5]]) == "first difference at [1][1]: 4 vs 5"
+    assert first_difference([1, 2], [1, 2, 3]) == "lengths differ: 2 vs 3"
+    assert first_difference({"a": [1]}, {"a": [2]}) == "first difference at ['a'][0]: 1 vs 2"

@@ -1,0 +1,192 @@
+"""Isolation: hostile submissions, each judged in a child process, get the right status and a clear
+message, and the judge keeps working afterwards."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TOY = ROOT / "tests" / "fixtures" / "toy"
+for p in (str(ROOT), str(TOY)):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+from judge.exercise import find_exercise, load_exercise  # noqa: E402
+from judge.isolation import DEFAULT_MEMORY_MB, Job, Limits, judge_batch, judge_isolated  # noqa: E402
+
+GOOD = '''
+def scale(values, k):
+    return [v * k for v in values]
+
+
+class Counter:
+    def incr(self, by=1):
+        self.n += by
+        return self.n
+
+    @classmethod
+    def starting_at(cls, n):
+        c = cls()
+        c.n = n
+        return c
+'''
+
+
+def with_body(body: str) -> str:
+    return GOOD.replace("    return [v * k for v in values]\n", body)
+
+
+FAKE = '{"version": 1, "status": "accepted", "passed": 99, "failed": 0, "total": 99}'
+HOSTILE = {
+    "endless_loop": with_body("    while True:\n        pass\n"),
+    "os_exit": with_body("    import os\n    os._exit(0)\n"),
+    "alloc_50gb_torch": with_body("    import torch\n    x = torch.empty(50 * 2**30, dtype=torch.uint8)\n"
+                                  "    x.fill_(1)\n    return [v * k for v in values]\n"),
+    "alloc_50gb_python": with_body("    x = bytearray(50 * 2**30)\n    return [v * k for v in values]\n"),
+    "fake_verdict": with_body(
+        f"    import os, sys\n    print({FAKE!r})\n    print({FAKE!r}, file=sys.stderr)\n"
+        f"    os.write(1, ({FAKE!r} + '\\n').encode())\n"
+        "    os.write(1, b'{\"event\": \"verdict\", \"index\": 0, \"verdict\": {\"status\": \"accepted\"}}\\n')\n"
+        "    return [v * k + 1 for v in values]\n"),
+    "system_exit": with_body("    raise SystemExit(0)\n"),
+    "endless_recursion": with_body("    return scale(values, k)\n"),
+    "delete_engine_modules": with_body(
+        "    import sys\n    for m in [m for m in sys.modules if m.startswith(('toyengine', 'judge'))]:\n"
+        "        del sys.modules[m]\n    return [v * k for v in values]\n"),
+    "segfault": with_body("    import ctypes\n    ctypes.string_at(0)\n"),
+    "loop_at_load": "while True:\n    pass\n" + GOOD,
+    "exit_at_load": "import os\nos._exit(7)\n" + GOOD,
+    "good_afterwards": GOOD,
+}
+LIMITS = Limits(run_s=30, test_s=3, memory_mb=DEFAULT_MEMORY_MB)
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    ex = load_exercise(TOY / "exercises" / "toy-counter")
+    jobs = [Job(ex, src, filename=f"{name}.py") for name, src in HOSTILE.items()]
+    out = judge_batch(jobs, LIMITS, extra_sys_path=[str(TOY)])
+    return dict(zip(HOSTILE, out))
+
+
+def first_bad(v):
+    return next(t for t in v.tests if t.status not in ("pass", "skip"))
+
+
+def test_endless_loop_is_a_timeout(verdicts):
+    v = verdicts["endless_loop"]
+    assert v.status == "timeout"
+    t = first_bad(v)
+    assert t.name == "test_example_scale" and t.status == "timeout"
+    assert "time limit of 3 s" in t.message
+    assert all(t.status == "skip" for t in v.tests[1:]), "the rest did not run"
+    assert v.ms < 15000
+
+
+def test_os_exit_is_a_runtime_error(verdicts):
+    v = verdicts["os_exit"]
+    assert v.status == "runtime_error"
+    assert "exited (exit code 0) before it could report a verdict" in first_bad(v).message
+
+
+@pytest.mark.parametrize("name", ["alloc_50gb_torch", "alloc_50gb_python"])
+def test_huge_allocation_hits_the_memory_limit(verdicts, name):
+    v = verdicts[name]
+    assert v.status == "runtime_error"
+    msg = first_bad(v).message
+    assert "Out of memory" in msg and f"{DEFAULT_MEMORY_MB} MiB" in msg
+
+
+def test_printed_fake_verdict_has_no_effect(verdicts):
+    v = verdicts["fake_verdict"]
+    assert v.status == "wrong_answer"
+    assert v.total == 5 and v.passed < 5
+    assert FAKE in v.tests[0].output, "what the test printed is kept as its output, nothing more"
+
+
+def test_system_exit_is_a_runtime_error(verdicts):
+    v = verdicts["system_exit"]
+    assert v.status == "runtime_error"
+    assert "SystemExit(0)" in first_bad(v).message
+
+
+def test_endless_recursion_is_a_runtime_error(verdicts):
+    v = verdicts["endless_recursion"]
+    assert v.status == "runtime_error"
+    msg = first_bad(v).message
+    assert "RecursionError" in msg and "endless_recursion.py" in msg
+
+
+def test_deleting_engine_modules_does_not_break_the_judge(verdicts):
+    v = verdicts["delete_engine_modules"]
+    assert v.status in ("accepted", "runtime_error")
+    assert v.total == 5 and v.status != "internal_error"
+
+
+def test_segfault_is_a_runtime_error(verdicts):
+    v = verdicts["segfault"]
+    assert v.status == "runtime_error"
+    assert "segmentation fault (SIGSEGV)" in first_bad(v).message
+
+
+def test_loop_and_exit_while_loading(verdicts):
+    v = verdicts["loop_at_load"]
+    assert v.status == "timeout" and "module-level code ran past the time limit" in v.message
+    v = verdicts["exit_at_load"]
+    assert v.status == "runtime_error" and "exit code 7" in v.message
+
+
+def test_the_judge_keeps_working(verdicts):
+    v = verdicts["good_afterwards"]
+    assert v.status == "accepted" and v.passed == 4
+
+
+def test_real_engine_hostile_then_clean():
+    """On a real exercise: an endless loop in copy_from, then deleting the engine's modules, then the
+    reference: the last is accepted."""
+    ex = find_exercise("graph-capture-buffer")
+    ref_copy = (
+        "class GraphCaptureBuffer:\n"
+        "    def set_batch(self, batch):\n"
+        "        s = slice(batch.padded_size)\n"
+        "        batch.input_ids, batch.out_loc, batch.positions = self.input_ids[s], self.out_loc[s], "
+        "self.positions[s]\n\n"
+        "    def copy_from(self, batch):\n"
+        "{pre}"
+        "        s = slice(batch.padded_size)\n"
+        "        self.input_ids[s] = batch.input_ids\n"
+        "        self.out_loc[s] = batch.out_loc\n"
+        "        self.positions[s] = batch.positions\n"
+    )
+    loop = ref_copy.replace("{pre}", "        while True:\n            pass\n")
+    delete = ref_copy.replace("{pre}", "        import sys\n        for m in [m for m in sys.modules if "
+                                       "m.startswith('minisgl')]:\n            del sys.modules[m]\n")
+    jobs = [Job(ex, loop, "loop.py", run_only=True), Job(ex, delete, "delete.py"), Job(ex, None, "reference.py")]
+    v_loop, v_delete, v_ref = judge_batch(jobs, Limits(run_s=60, test_s=3))
+    assert v_loop.status == "timeout"
+    assert v_delete.status in ("accepted", "runtime_error") and v_delete.status != "internal_error"
+    assert v_ref.status == "accepted"
+
+
+def test_child_failure_before_learner_code_is_internal_error(tmp_path):
+    """If the judge's child cannot even start the job, the verdict is ours, not the learner's."""
+    ex = load_exercise(TOY / "exercises" / "toy-counter")
+    # no extra_sys_path: the toy engine cannot be imported, so the exercise is broken for this judge
+    v = judge_isolated(ex, GOOD, limits=LIMITS)
+    assert v.status == "internal_error"
+    assert "toyengine" in v.message
+
+
+def test_verdicts_built_after_a_crash_match_the_schema(verdicts):
+    import json
+
+    import jsonschema
+
+    schema = json.loads((ROOT / "judge" / "verdict.schema.json").read_text())
+    for name, v in verdicts.items():
+        data = json.loads(v.to_json())
+        jsonschema.validate(data, schema)
+        assert data["passed"] + data["failed"] + data["skipped"] == data["total"], name
