@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
@@ -25,13 +26,8 @@ def attend_decode_padded(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, seq_
     """One query per request over a padded key window. q [B, Hq, D]; k/v [B, W, Hkv, D]; keys at >= seq_len masked.
     No host sync and static shapes: capturable in a CUDA graph."""
     b, hq, d = q.shape
-    w, hkv = k.shape[1], k.shape[2]
-    g = hq // hkv
-    qh = q.reshape(b, hkv, g, 1, d)  # [B, Hkv, G, 1, D]
-    kh = k.permute(0, 2, 3, 1).unsqueeze(2)  # [B, Hkv, 1, D, W]
-    vh = v.permute(0, 2, 1, 3).unsqueeze(2)  # [B, Hkv, 1, W, D]
-    scores = torch.matmul(qh, kh).float() * scale  # [B, Hkv, G, 1, W]
+    w = k.shape[1]
     valid = torch.arange(w, device=q.device)[None, :] < seq_lens[:, None].to(torch.int64)  # [B, W]
-    scores = scores.masked_fill(~valid[:, None, None, None, :], float("-inf"))
-    probs = torch.softmax(scores, dim=-1).to(v.dtype)
-    return torch.matmul(probs, vh).reshape(b, hq, d)
+    out = F.scaled_dot_product_attention(q[:, :, None, :], k.transpose(1, 2), v.transpose(1, 2),
+                                         attn_mask=valid[:, None, None, :], scale=scale, enable_gqa=True)
+    return out.reshape(b, hq, d)

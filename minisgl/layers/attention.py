@@ -19,7 +19,7 @@ class AttentionLayer(BaseOP):
         if q_norm is not None:
             self.q_norm, self.k_norm = q_norm, k_norm
 
-    def forward(self, qkv: torch.Tensor) -> torch.Tensor:
+    def forward(self, qkv: torch.Tensor, cos_sin: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         ctx = get_global_ctx()
         batch = ctx.batch
         hq, hkv, d = self._num_heads * self._head_dim, self._num_kv_heads * self._head_dim, self._head_dim
@@ -28,6 +28,6 @@ class AttentionLayer(BaseOP):
         v = qkv[:, hq + hkv :].reshape(-1, self._num_kv_heads, d)
         if hasattr(self, "q_norm"):
             q, k = self.q_norm.forward(q), self.k_norm.forward(k)
-        q, k = self._rotary.forward(batch.positions, q, k)
+        q, k = self._rotary.forward(cos_sin, q, k)
         o = ctx.attn_backend.forward(q, k, v, self._layer_id, batch)
         return o.reshape(-1, hq)

@@ -37,10 +37,16 @@ class RotaryEmbedding(BaseOP):
         self._cos = emb.cos().to(dtype=dtype, device=device)
         self._sin = emb.sin().to(dtype=dtype, device=device)
 
-    def forward(self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """q: [T, Hq, D], k: [T, Hkv, D]; positions: [T]."""
+    def cos_sin(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The table rows of these positions, [T, 1, D] each: looked up once per forward, used by every layer."""
         pos = positions.long()
-        cos, sin = self._cos[pos][:, None, :], self._sin[pos][:, None, :]
+        return self._cos[pos][:, None, :], self._sin[pos][:, None, :]
+
+    @staticmethod
+    def forward(cos_sin: tuple[torch.Tensor, torch.Tensor], q: torch.Tensor,
+                k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """q: [T, Hq, D], k: [T, Hkv, D]; cos_sin from cos_sin(positions)."""
+        cos, sin = cos_sin
         return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
 
 

@@ -32,8 +32,8 @@ class SelfAttention(BaseOP):
             self.q_norm, self.k_norm = norms
         self._attn = AttentionLayer(layer_id, c.num_heads, c.num_kv_heads, c.head_dim, rotary, *norms)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.o_proj.forward(self._attn.forward(self.qkv_proj.forward(x)))
+    def forward(self, x: torch.Tensor, cos_sin: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        return self.o_proj.forward(self._attn.forward(self.qkv_proj.forward(x), cos_sin))
 
 
 class MLP(BaseOP):
@@ -53,22 +53,23 @@ class DecoderLayer(BaseOP):
         self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps, dtype, device)
         self.mlp = MLP(c, dtype, device)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.self_attn.forward(self.input_layernorm.forward(x))
+    def forward(self, x: torch.Tensor, cos_sin: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        x = x + self.self_attn.forward(self.input_layernorm.forward(x), cos_sin)
         return x + self.mlp.forward(self.post_attention_layernorm.forward(x))
 
 
 class DecoderModel(BaseOP):
     def __init__(self, c: ModelConfig, qk_norm: bool, dtype: torch.dtype, device: torch.device):
         self.embed_tokens = VocabEmbedding(c.vocab_size, c.hidden_size, dtype, device)
-        rotary = RotaryEmbedding(c.head_dim, c.max_position, c.rope_theta, c.rope_scaling, dtype, device)
+        self._rotary = rotary = RotaryEmbedding(c.head_dim, c.max_position, c.rope_theta, c.rope_scaling, dtype, device)
         self.layers = OPList([DecoderLayer(c, i, rotary, qk_norm, dtype, device) for i in range(c.num_layers)])
         self.norm = RMSNorm(c.hidden_size, c.rms_norm_eps, dtype, device)
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         x = self.embed_tokens.forward(input_ids)
+        cos_sin = self._rotary.cos_sin(positions)
         for layer in self.layers:
-            x = layer.forward(x)
+            x = layer.forward(x, cos_sin)
         return self.norm.forward(x)
 
 
@@ -82,7 +83,8 @@ class DenseCausalLM(BaseLLMModel):
         self.lm_head = LMHead(config.vocab_size, config.hidden_size, dtype, device, tied=tied)
 
     def forward(self) -> torch.Tensor:
-        return self.lm_head.forward(self.model.forward(get_global_ctx().batch.input_ids))
+        batch = get_global_ctx().batch
+        return self.lm_head.forward(self.model.forward(batch.input_ids, batch.positions))
 
     def weight_parts(self) -> dict[str, tuple[str, int, int]]:
         c = self.config

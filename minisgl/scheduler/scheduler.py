@@ -128,7 +128,7 @@ class Scheduler:
         """Run batches until every request has finished."""
         overlap = not ENV.DISABLE_OVERLAP_SCHEDULING.value
         last: tuple[ForwardInput, ForwardOutput] | None = None
-        with stream_ctx(self.engine.stream):
+        with stream_ctx(self.engine.stream), torch.inference_mode():
             while True:
                 fwd = self._schedule_next_batch()
                 ongoing = (fwd, self._forward(fwd)) if fwd is not None else None
