@@ -17,22 +17,8 @@ for p in (str(ROOT), str(TOY)):
 from judge.exercise import find_exercise, load_exercise  # noqa: E402
 from judge.isolation import DEFAULT_MEMORY_MB, Job, Limits, judge_batch, judge_isolated  # noqa: E402
 
-GOOD = '''
-def scale(values, k):
-    return [v * k for v in values]
-
-
-class Counter:
-    def incr(self, by=1):
-        self.n += by
-        return self.n
-
-    @classmethod
-    def starting_at(cls, n):
-        c = cls()
-        c.n = n
-        return c
-'''
+# a correct submission for the toy exercise (its line numbers are asserted on)
+GOOD = (TOY / "good_submission.py").read_text()
 
 
 def with_body(body: str) -> str:

@@ -2,7 +2,7 @@
 
 import torch
 
-from judge.testing import PROMPT_IDS, Trace, eager_tokens, engine, generate, gpu
+from judge.testing import PROMPT_IDS, Trace, eager_tokens, engine, generate, gpu, run_with_graphs
 from minisgl.core import Batch, Req
 from minisgl.engine.graph import GraphCaptureBuffer
 
@@ -100,11 +100,7 @@ def test_copy_from_every_step():
 def test_engine_same_tokens_with_graphs():
     """The tiny model with graphs [1, 2, 4]: 3 prompts padded to 4, every decode step replays, and the
     tokens equal those of the run without graphs."""
-    want = eager_tokens(PROMPT_IDS[:3], 6)
-    with engine([1, 2, 4]) as llm:
-        trace = Trace(llm)
-        got = generate(llm, PROMPT_IDS[:3], 6)
-    replays, decode_steps = len(trace.replays), len(trace.decode_steps)
+    got, want, replays, decode_steps = run_with_graphs([1, 2, 4], PROMPT_IDS[:3], 6)
     assert replays == decode_steps > 0, "every decode step must replay a graph"
     assert got == want, "the tokens differ from the run without graphs"
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from judge.testing import PROMPT_IDS, Trace, eager_tokens, engine, generate, gpu
+from judge.testing import PROMPT_IDS, Trace, eager_tokens, engine, generate, gpu, run_with_graphs
 from minisgl.attention.torch_backend import TorchAttnMetadata
 from minisgl.core import Batch, SamplingParams
 
@@ -37,11 +37,7 @@ def test_example_capture_metadata_views_the_buffers():
 def test_example_same_tokens_with_graphs():
     """The tiny model with graphs [1, 2, 4]: every decode step replays, and the tokens equal those of the
     run without graphs."""
-    want = eager_tokens(PROMPT_IDS[:3], 6)
-    with engine([1, 2, 4]) as llm:
-        trace = Trace(llm)
-        got = generate(llm, PROMPT_IDS[:3], 6)
-    replays, decode_steps = len(trace.replays), len(trace.decode_steps)
+    got, want, replays, decode_steps = run_with_graphs([1, 2, 4], PROMPT_IDS[:3], 6)
     assert replays == decode_steps > 0, "every decode step must replay a graph"
     assert got == want, "the tokens differ from the run without graphs"
 

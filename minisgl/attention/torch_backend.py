@@ -61,7 +61,7 @@ class TorchAttnBackend(BaseAttnBackend):
             outs.append(attend(q[cu[i] : cu[i + 1]], k_cache[slots], v_cache[slots], self.scale))
         return torch.cat(outs) if len(outs) > 1 else outs[0]
 
-    def _build_metadata(self, batch: Batch) -> TorchAttnMetadata:
+    def prepare_metadata(self, batch: Batch) -> None:
         reqs = batch.padded_reqs
         seqlens_q = [r.extend_len for r in reqs]
         cache_seqlens = [r.device_len for r in reqs]
@@ -69,15 +69,12 @@ class TorchAttnBackend(BaseAttnBackend):
         for n in seqlens_q:
             cu.append(cu[-1] + n)
         rows = torch.tensor([r.table_idx for r in reqs], dtype=torch.int64, device=self.device)
-        return TorchAttnMetadata(
+        batch.attn_metadata = TorchAttnMetadata(
             cu_seqlens_q=torch.tensor(cu, dtype=torch.int32, device=self.device),
             cache_seqlens=torch.tensor(cache_seqlens, dtype=torch.int32, device=self.device),
             page_table=self.page_table[rows, : max(cache_seqlens)],
             max_seqlen_q=max(seqlens_q),
         )
-
-    def prepare_metadata(self, batch: Batch) -> None:
-        batch.attn_metadata = self._build_metadata(batch)
 
     def init_capture_graph(self, max_seq_len: int, bs_list: list[int]) -> None:
         assert self.capture is None, "graphs captured twice"

@@ -10,9 +10,6 @@ import torch
 from minisgl.models.base import BaseLLMModel
 from minisgl.models.config import ModelLoadError
 
-_IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
-
-
 def _checkpoint_files(folder: Path) -> list[Path]:
     index = folder / "model.safetensors.index.json"
     if index.is_file():
@@ -43,9 +40,7 @@ def load_weights(model: BaseLLMModel, folder: str | Path, device: torch.device) 
         with safe_open(str(file), framework="pt", device="cpu") as f:
             for key in f.keys():
                 if key not in expected:
-                    if key.endswith(_IGNORED_SUFFIXES) or key == "lm_head.weight":
-                        continue  # lm_head.weight of a tied model is the embedding's
-                    continue
+                    continue  # e.g. rotary inv_freq, or the lm_head.weight of a tied model (the embedding's)
                 target, start, rows = expected[key]
                 src = f.get_tensor(key)
                 dst = params[target][start : start + rows]

@@ -4,6 +4,7 @@ promised than exist (every admitted request can always run to its max_tokens).""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 from minisgl.core import Batch, Req
 from minisgl.scheduler.cache import CacheManager, pages_for
@@ -11,9 +12,10 @@ from minisgl.scheduler.table import TableManager
 
 
 class PrefillManager:
-    def __init__(self, cache: CacheManager, table: TableManager, token_pool_write, chunk_budget: int) -> None:
+    def __init__(self, cache: CacheManager, table: TableManager, write_prompt: Callable[[Req], None],
+                 chunk_budget: int) -> None:
         self.cache, self.table = cache, table
-        self._write_prompt = token_pool_write
+        self._write_prompt = write_prompt  # puts an admitted request's prompt into the token pool
         self.chunk_budget = chunk_budget
         self.pending: deque[Req] = deque()  # waiting, in arrival order; an admitted, part-prefilled req stays first
         self.admitted: dict[int, Req] = {}  # uid -> every admitted, unfinished request

@@ -3,7 +3,6 @@ prepared and launched before the last one's results are processed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -29,7 +28,7 @@ class ForwardInput:
 
 
 class Scheduler:
-    def __init__(self, engine: Engine, on_finish: Callable[[Req], None] | None = None) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.device = engine.device
         cfg = engine.config
@@ -44,7 +43,6 @@ class Scheduler:
                                               cfg.chunked_prefill_size)
         self.decode_manager = DecodeManager()
         self.finished_reqs: set[Req] = set()
-        self.on_finish = on_finish
         self.eos_ids = set(engine.model_config.eos_token_ids)
 
     # -- requests
@@ -120,8 +118,6 @@ class Scheduler:
             self.cache_manager.release(req)
             self.table_manager.free(req.table_idx)
             self.prefill_manager.finish(req)
-            if self.on_finish is not None:
-                self.on_finish(req)
 
     # -- loops
     def run_until_idle(self) -> None:
