@@ -26,7 +26,7 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .exercise import REPO_ROOT, Exercise, ExerciseError, find_exercise, list_exercises
+from .exercise import REPO_ROOT, Exercise, ExerciseError, find_exercise, list_exercises, load_chapters
 from .verdict import Verdict
 
 STATUS_TEXT = {
@@ -123,12 +123,13 @@ def cmd_list(args) -> int:
         print("no exercises found", file=sys.stderr)
         return 1
     w = max(len(e.slug) for e in exercises)
-    chapter = None
-    for e in exercises:
-        if e.chapter != chapter:
-            chapter = e.chapter
-            print(f"\n{chapter}")
-        print(f"  {e.slug:<{w}}  {e.difficulty:<6}  {e.title}")
+    for ch in load_chapters(args.exercises):
+        mine = [e for e in exercises if e.chapter == ch.id]
+        if not mine:
+            continue
+        print(f"\n{ch.number}. {ch.title}")
+        for e in mine:
+            print(f"  {e.slug:<{w}}  {e.difficulty:<6}  {e.title}")
     print(f"\nStart one: {_entry()} start <id>")
     return 0
 

@@ -30,6 +30,47 @@ class ExerciseError(Exception):
     """A malformed or missing exercise; the message names the file and the field."""
 
 
+CHAPTERS_FILE = "chapters.toml"
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the course (``exercises/chapters.toml``), in course order."""
+
+    number: int
+    id: str
+    title: str
+    covers: str
+    modules: tuple[str, ...]
+
+
+def load_chapters(root: str | Path | None = None) -> list[Chapter]:
+    """The chapters of ``<root>/chapters.toml`` in course order (numbered from 1)."""
+    root = Path(root) if root is not None else default_exercises_dir()
+    path = root / CHAPTERS_FILE
+    where = str(path)
+    if not path.is_file():
+        raise ExerciseError(f"{where}: file not found (the exercises folder lists its chapters there)")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ExerciseError(f"{where}: invalid TOML: {e}") from None
+    rows = data.get("chapter")
+    if not isinstance(rows, list) or not rows:
+        raise ExerciseError(f"{where}: no [[chapter]] entries")
+    out: list[Chapter] = []
+    for i, row in enumerate(rows, 1):
+        w = f"{where}: chapter {i}"
+        cid = _field(row, "id", str, w)
+        if not SLUG_RE.match(cid):
+            raise ExerciseError(f"{w}: id {cid!r} is not a slug (lowercase letters, digits and '-')")
+        if any(c.id == cid for c in out):
+            raise ExerciseError(f"{w}: id {cid!r} is listed twice")
+        out.append(Chapter(number=i, id=cid, title=_field(row, "title", str, w), covers=_field(row, "covers", str, w),
+                           modules=tuple(_str_list(row, "modules", w, []))))
+    return out
+
+
 @dataclass(frozen=True)
 class Target:
     """One engine symbol the learner writes: ``module:function`` or ``module:Class.method``."""
@@ -59,7 +100,7 @@ class Exercise:
     slug: str
     path: Path
     title: str
-    chapter: str
+    chapter: str  # a chapter id of chapters.toml
     difficulty: str
     tags: list[str]
     targets: list[Target]
@@ -163,6 +204,10 @@ def load_exercise(path: str | Path) -> Exercise:
     if not title.strip():
         raise ExerciseError(f"{where}: field 'title' is empty")
     chapter = _field(data, "chapter", str, where)
+    chapters = {c.id: c for c in load_chapters(path.parent)}
+    if chapter not in chapters:
+        raise ExerciseError(f"{where}: field 'chapter' must be a chapter id of {path.parent / CHAPTERS_FILE} "
+                            f"({', '.join(chapters)}), got {chapter!r}")
     difficulty = _field(data, "difficulty", str, where)
     if difficulty not in DIFFICULTIES:
         raise ExerciseError(f"{where}: field 'difficulty' must be one of {DIFFICULTIES}, got {difficulty!r}")
@@ -205,12 +250,13 @@ def load_exercise(path: str | Path) -> Exercise:
 
 
 def list_exercises(root: str | Path | None = None) -> list[Exercise]:
-    """Every exercise under ``root`` (folders with an exercise.toml), ordered by chapter, order and slug."""
+    """Every exercise under ``root`` (folders with an exercise.toml), in course order: chapter, order, slug."""
     root = Path(root) if root is not None else default_exercises_dir()
     if not root.is_dir():
         return []
     found = [load_exercise(p) for p in sorted(root.iterdir()) if (p / "exercise.toml").is_file()]
-    return sorted(found, key=lambda e: (e.chapter, e.order, e.slug))
+    number = {c.id: c.number for c in load_chapters(root)} if found else {}
+    return sorted(found, key=lambda e: (number[e.chapter], e.order, e.slug))
 
 
 def find_exercise(slug: str, root: str | Path | None = None) -> Exercise:

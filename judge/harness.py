@@ -18,6 +18,7 @@ import inspect
 import io
 import os
 import platform
+import random
 import sys
 import time
 import traceback
@@ -177,6 +178,7 @@ def judge_source(
     run_only: bool = False,
     on_event: Event | None = None,
     memory_limit_mb: int | None = None,
+    seed: int | None = None,
 ) -> Verdict:
     """Judge one submission in this process and return its verdict. Never raises (but KeyboardInterrupt
     outside a test propagates, so a learner's Ctrl-C still stops a local in-process run)."""
@@ -238,6 +240,7 @@ def judge_source(
         binding.bind(submission)
         testing.RUN.reset()
         testing.RUN.mode, testing.RUN.originals = mode, originals
+        testing.RUN.seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         testing.RUN.binding, testing.RUN.submission = binding, submission
         try:
             module = _load_tests(exercise)
@@ -263,6 +266,7 @@ def judge_source(
                 verdict.tests.append(result)
                 continue
             emit({"event": "test_start", "name": name})
+            testing.RUN.test = name
             out = _Capture()
             t = time.perf_counter()
             try:

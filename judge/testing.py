@@ -3,9 +3,12 @@
     from judge.testing import gpu, original, reference_code, metric, mode
 
 - ``@gpu`` marks a test that only a real CUDA device can judge (skipped, with the reason, elsewhere);
-- ``original("pkg.mod:Class.method")`` is the engine's own object for a target, while the
-  learner's code is bound;
-- ``with reference_code():`` runs a block with the engine's own code bound again (for expected values);
+- ``expected(fn, *args)`` is an expected value: ``fn(*args)`` with the engine's own code bound, where ``fn``
+  is a target spec (``"pkg.mod:Class.method"``, called with ``self`` first for a method) or any
+  callable; compare it only in an ``assert`` (in trusted mode the learner's process never sees it);
+- ``rng()`` is a ``random.Random`` for hidden inputs, drawn per judging (the same in every process of
+  one judging, different in each test); ``seed()`` is its integer seed; ``hidden_prompts()`` draws
+  token-id prompts from it;
 - ``metric(name, value)`` records a number into the verdict's ``metrics``;
 - ``mode()`` is the judging mode: ``browser``, ``local`` or ``gpu``;
 - engine helpers for the exercises: ``engine()``, ``tiny_llm()``, ``generate()``, ``eager_tokens()``,
@@ -17,6 +20,9 @@ Nothing here imports torch at import time.
 from __future__ import annotations
 
 import contextlib
+import copy
+import random
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -30,6 +36,8 @@ class _RunState:
         self.binding: Any = None
         self.submission: Any = None
         self.metrics: dict[str, float] = {}
+        self.seed = 0  # the judging's seed for hidden inputs
+        self.test = ""  # the test that runs now
 
     def reset(self) -> None:
         self.__init__()
@@ -71,6 +79,39 @@ def original(spec: str) -> Any:
     if orig is None:
         raise KeyError(f"{spec} is not a target of this exercise (targets: {sorted(RUN.originals)})")
     return orig.function
+
+
+def seed() -> int:
+    """This test's seed for hidden inputs: drawn per judging, the same in every process of one judging."""
+    return zlib.crc32(f"{RUN.seed}:{RUN.test}".encode()) & 0x7FFFFFFF
+
+
+def rng() -> random.Random:
+    """A fresh ``random.Random`` seeded with ``seed()``: hidden inputs that cannot be known in advance."""
+    return random.Random(seed())
+
+
+def hidden_prompts(n: int, min_len: int = 3, max_len: int = 12, vocab: int = 512,
+                   r: random.Random | None = None) -> list[list[int]]:
+    """``n`` token-id prompts of random lengths and ids (1 to vocab - 1), drawn from ``rng()``."""
+    r = r or rng()
+    return [[r.randrange(1, vocab) for _ in range(r.randint(min_len, max_len))] for _ in range(n)]
+
+
+def expected(fn: str | Callable, *args: Any, **kwargs: Any) -> Any:
+    """An expected value: ``fn(*args, **kwargs)`` computed with the engine's own code bound.
+
+    ``fn`` is a target spec (its reference is called; a method takes ``self`` first) or a callable run
+    with the reference bound (for example a whole generation). The result is a copy, so later changes to
+    the objects it came from do not change it. Use it only on one side of an ``assert``.
+    """
+    call = original(fn) if isinstance(fn, str) else fn
+    with reference_code():
+        value = call(*args, **kwargs)
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - an object that cannot be copied is returned as it is
+        return value
 
 
 @contextlib.contextmanager

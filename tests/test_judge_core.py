@@ -48,6 +48,7 @@ def with_body(scale_body: str) -> str:
 def write_exercise(tmp_path: Path, toml: str, slug: str = "bad-one") -> Path:
     d = tmp_path / slug
     shutil.copytree(TOY_EX, d)
+    shutil.copyfile(TOY_EX.parent / "chapters.toml", tmp_path / "chapters.toml")
     (d / "exercise.toml").write_text(toml)
     return d
 
@@ -55,15 +56,16 @@ def write_exercise(tmp_path: Path, toml: str, slug: str = "bad-one") -> Path:
 @pytest.mark.parametrize(
     "toml, field",
     [
-        ('chapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\n', "'title'"),
-        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = "toyengine:scale"\n', "'targets'"),
-        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine.scale"]\n', "'targets'[0]"),
-        ('title = "t"\nchapter = "x"\ndifficulty = "hardest"\ntargets = ["toyengine:scale"]\n', "'difficulty'"),
-        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\nmodes = ["tpu"]\n',
+        ('chapter = "toy"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\n', "'title'"),
+        ('title = "t"\nchapter = "toy"\ndifficulty = "easy"\ntargets = "toyengine:scale"\n', "'targets'"),
+        ('title = "t"\nchapter = "toy"\ndifficulty = "easy"\ntargets = ["toyengine.scale"]\n', "'targets'[0]"),
+        ('title = "t"\nchapter = "toy"\ndifficulty = "hardest"\ntargets = ["toyengine:scale"]\n', "'difficulty'"),
+        ('title = "t"\nchapter = "toy"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\nmodes = ["tpu"]\n',
          "'modes'[0]"),
-        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\ntime_limit = "5"\n',
+        ('title = "t"\nchapter = "toy"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\ntime_limit = "5"\n',
          "'time_limit'"),
-        ('title = "t"\nchapter = "x"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\ncolour = 1\n', "colour"),
+        ('title = "t"\nchapter = "toy"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\ncolour = 1\n', "colour"),
+        ('title = "t"\nchapter = "nope"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\n', "'chapter'"),
         ('title = "t\nchapter', "invalid TOML"),
     ],
 )
