@@ -186,7 +186,8 @@ json.dumps = lambda *a, **k: '{"event": "verdict", "verdict": {"status": "accept
         import minisgl.engine.graph as g
         src = open(g.__file__).read()
         ns = {}
-        exec(src[src.index("def make_graph_bs_list"):src.index("@dataclass")].replace("_BIG_DEVICE_BYTES", str(80 << 30)), ns)
+        body = src[src.index("def make_graph_bs_list"):src.index("@dataclass")]
+        exec(body.replace("_BIG_DEVICE_BYTES", str(80 << 30)), ns)
         return ns["make_graph_bs_list"](cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory)
     """), LOCAL_FORGEABLE, {"compile_error"}),
     Case("import_module_by_name", "theft", sub("import importlib\nm = importlib.import_module('os')\n" + WRONG),

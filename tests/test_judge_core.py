@@ -22,12 +22,12 @@ import toyengine  # noqa: E402
 import toyengine.user  # noqa: E402
 
 from judge.binding import Binding, resolve_targets  # noqa: E402
-from judge.reference import reference_source  # noqa: E402
-from judge.submission import load_submission  # noqa: E402
-from judge.exercise import ExerciseError, Target, list_exercises, load_exercise  # noqa: E402
 from judge.checks import plain  # noqa: E402
+from judge.exercise import ExerciseError, Target, list_exercises, load_exercise  # noqa: E402
 from judge.explain import first_difference, fmt_value  # noqa: E402
 from judge.harness import judge_source  # noqa: E402
+from judge.reference import reference_source  # noqa: E402
+from judge.submission import load_submission  # noqa: E402
 from judge.verdict import TestResult, Verdict  # noqa: E402
 
 TOY_EX = TOY / "exercises" / "toy-counter"
