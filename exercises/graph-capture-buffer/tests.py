@@ -149,19 +149,32 @@ def test_copy_from_every_step():
         assert got == values, f"step {step}: copy_from must copy this step's inputs before every replay"
 
 
+class Watched:
+    """A recorded graph wrapped so that its replay first notes what the fixed buffers hold."""
+
+    def __init__(self, graph, before):
+        self.graph, self.before = graph, before
+
+    def replay(self):
+        self.before()
+        return self.graph.replay()
+
+    def __getattr__(self, name):
+        return getattr(self.graph, name)
+
+
 def watch_replays(llm) -> list:
     """Before every graph replay, record whether the fixed buffers hold the current batch's inputs."""
     runner, seen = llm.engine.graph_runner, []
-    for bs, graph in runner.graph_map.items():
-        def replay(bs=bs, original=graph.replay):
-            batch = get_global_ctx().batch  # the batch being forwarded (the graph itself only sees buffers)
-            n = batch.padded_size
-            ok = tuple(getattr(runner.buffer, name)[:n].tolist() == getattr(batch, name).tolist()
-                       for name in FIELDS)
-            seen.append((batch.size, n, bs, ok))
-            return original()
 
-        graph.replay = replay
+    def before(bs):
+        batch = get_global_ctx().batch  # the batch being forwarded (the graph itself only sees buffers)
+        n = batch.padded_size
+        ok = tuple(getattr(runner.buffer, name)[:n].tolist() == getattr(batch, name).tolist() for name in FIELDS)
+        seen.append((batch.size, n, bs, ok))
+
+    for bs in list(runner.graph_map):
+        runner.graph_map[bs] = Watched(runner.graph_map[bs], lambda bs=bs: before(bs))
     return seen
 
 
