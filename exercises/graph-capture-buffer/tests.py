@@ -166,11 +166,12 @@ class Watched:
 def watch_replays(llm) -> list:
     """Before every graph replay, record whether the fixed buffers hold the current batch's inputs."""
     runner, seen = llm.engine.graph_runner, []
+    buffers = {name: getattr(runner.buffer, name) for name in FIELDS}  # the tensors the graphs recorded
 
     def before(bs):
         batch = get_global_ctx().batch  # the batch being forwarded (the graph itself only sees buffers)
         n = batch.padded_size
-        ok = tuple(getattr(runner.buffer, name)[:n].tolist() == getattr(batch, name).tolist() for name in FIELDS)
+        ok = tuple(buffers[name][:n].tolist() == getattr(batch, name).tolist() for name in FIELDS)
         seen.append((batch.size, n, bs, ok))
 
     for bs in list(runner.graph_map):

@@ -54,6 +54,8 @@ class Watch:
         runner, backend, vocab = eng.graph_runner, eng.attn_backend, eng.model_config.vocab_size
         self.decode, self.calls = [], []
         forward_batch, replay = eng.forward_batch, runner.replay
+        buffers = {f: getattr(runner.buffer, f) for f in FIELDS}  # the tensors the graphs recorded
+        seq_lens, page_table = backend.capture.seq_lens, backend.capture.page_table
 
         def traced_forward(batch):
             if batch.is_decode:
@@ -71,14 +73,13 @@ class Watch:
 
         def before(bs):
             batch = get_global_ctx().batch  # the batch being forwarded (the graph itself sees only buffers)
-            n, meta, cap = batch.padded_size, batch.attn_metadata, backend.capture
+            n, meta = batch.padded_size, batch.attn_metadata
             width = meta.page_table.shape[1]
             call = self.calls[-1] if self.calls else {"graphs": [], "inputs": [], "metadata": []}
             call["graphs"].append(bs)
-            call["inputs"].append(all(getattr(runner.buffer, f)[:n].tolist() == getattr(batch, f).tolist()
-                                      for f in FIELDS))
-            call["metadata"].append(cap.seq_lens[:n].tolist() == meta.cache_seqlens.tolist()
-                                    and cap.page_table[:n, :width].tolist() == meta.page_table.tolist())
+            call["inputs"].append(all(buffers[f][:n].tolist() == getattr(batch, f).tolist() for f in FIELDS))
+            call["metadata"].append(seq_lens[:n].tolist() == meta.cache_seqlens.tolist()
+                                    and page_table[:n, :width].tolist() == meta.page_table.tolist())
 
         eng.forward_batch, runner.replay = traced_forward, traced_replay
         for bs in list(runner.graph_map):
