@@ -34,6 +34,11 @@ def hidden_values(r, n: int) -> dict:
     return {name: draw(r, n) for name in FIELDS}
 
 
+def hidden_shape(r) -> tuple:
+    """(real requests, padded size): all different from each other and from MAX_BS (7) and VOCAB (13)."""
+    return r.choice([(3, 5), (4, 6), (2, 5), (3, 6)])
+
+
 def contents(buf, n: int) -> dict:
     """The first n elements of each input buffer, as plain lists."""
     return {name: getattr(buf, name)[:n].tolist() for name in FIELDS}
@@ -66,7 +71,7 @@ def test_example_copy_from_copies_every_input():
 def test_each_field_views_its_own_buffer():
     """input_ids views buf.input_ids, out_loc buf.out_loc, positions buf.positions (none swapped)."""
     buf = GraphCaptureBuffer.init(MAX_BS, VOCAB, CPU)
-    batch = make_batch(3, 5)
+    batch = make_batch(*hidden_shape(rng()))
     buf.set_batch(batch)
     for name in FIELDS:
         for other in FIELDS:
@@ -78,28 +83,31 @@ def test_each_field_views_its_own_buffer():
 
 
 def test_views_cover_the_padded_batch():
-    """3 requests padded to 5, buffers of 7: the views have 5 elements (not batch.size, not the whole buffer)."""
+    """Hidden shapes, e.g. 3 requests padded to 5 on buffers of 7: the views have padded_size elements (not
+    batch.size, not the whole buffer)."""
+    n_real, n = hidden_shape(rng())
     buf = GraphCaptureBuffer.init(MAX_BS, VOCAB, CPU)
-    batch = make_batch(3, 5)
+    batch = make_batch(n_real, n)
     buf.set_batch(batch)
     for name in FIELDS:
         shape = list(getattr(batch, name).shape)
-        assert shape == [5], (f"batch.{name} must cover batch.padded_size (5) elements: not batch.size (3), "
-                              f"not the whole buffer ({MAX_BS})")
+        assert shape == [n], (f"batch.{name} must cover batch.padded_size ({n}) elements: not batch.size "
+                              f"({n_real}), not the whole buffer ({MAX_BS})")
 
 
 def test_views_see_later_writes():
     """Values written into the buffers after set_batch are seen through the batch's fields (what a graph reads)."""
     r = rng()
+    n_real, n = hidden_shape(r)
     buf = GraphCaptureBuffer.init(MAX_BS, VOCAB, CPU)
-    batch = make_batch(3, 5)
+    batch = make_batch(n_real, n)
     buf.set_batch(batch)
     values = hidden_values(r, MAX_BS)
     for name in FIELDS:
         getattr(buf, name).copy_(torch.tensor(values[name], dtype=torch.int32))
     for name in FIELDS:
         seen = getattr(batch, name).tolist()
-        assert seen == values[name][:5], f"batch.{name} must show what is written into buf.{name} later (a view)"
+        assert seen == values[name][:n], f"batch.{name} must show what is written into buf.{name} later (a view)"
 
 
 def test_copy_from_writes_in_place():
@@ -179,7 +187,7 @@ def watch_replays(llm) -> list:
     return seen
 
 
-def test_engine_buffers_hold_each_step():
+def test_engine_same_tokens_with_graphs():
     """The tiny model with graphs [2, 3, 5] and 4 hidden prompts finishing at different times: before every
     replay the buffers hold that step's input_ids, out_loc and positions, padded rows included; the batches
     are padded 4 -> 5, 3 -> 3, 2 -> 2, 1 -> 2; the tokens equal those of the run without graphs."""

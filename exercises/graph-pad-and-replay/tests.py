@@ -141,35 +141,49 @@ def test_pad_with_the_dummy_request():
             assert all_dummy, f"a batch of {n} must be padded with runner.dummy_req only (not copies of real requests)"
 
 
+def unrecorded_sizes(graphs: list) -> list:
+    """The decode sizes up to the largest graph that have no graph of their own (they get dummies)."""
+    return [n for n in range(1, max(graphs)) if n not in graphs]
+
+
 def test_real_requests_first_in_order():
     """padded_reqs is the batch's requests, in their order, then the dummies (logits[:size] are the real ones)."""
-    with engine([3, 7]) as llm:
+    r = rng()
+    graphs = r.choice(GRAPH_LISTS)
+    n = r.choice([k for k in unrecorded_sizes(graphs) if k > 1])
+    with engine(graphs) as llm:
         runner = llm.engine.graph_runner
-        batch = padded(runner, 4)
+        batch = padded(runner, n)
         padded_reqs, own = list(batch.padded_reqs), list(batch.reqs)
-        head = all(a is b for a, b in zip(padded_reqs[:4], own))
-        assert head, "padded_reqs[:4] must be the batch's own 4 requests, in order (the dummies come after)"
+        head = len(padded_reqs) > n and all(a is b for a, b in zip(padded_reqs[:n], own))
+        assert head, (f"graphs {graphs}: padded_reqs[:{n}] must be the batch's own {n} requests, in order "
+                      "(the dummies come after)")
 
 
 def test_batch_reqs_left_alone():
     """pad_batch builds a new list: batch.reqs keeps exactly the real requests (batch.size does not change)."""
-    with engine([3, 7]) as llm:
+    r = rng()
+    graphs = r.choice(GRAPH_LISTS)
+    n = r.choice(unrecorded_sizes(graphs))
+    with engine(graphs) as llm:
         runner = llm.engine.graph_runner
-        own = reqs(4)
+        own = reqs(n)
         batch = Batch(reqs=own, phase="decode")
         kept = list(own)
         runner.pad_batch(batch)
         size = batch.size
-        assert size == 4, "batch.reqs must keep its 4 real requests: do not append the dummies to it (build a new list)"
-        same = len(batch.reqs) == 4 and all(a is b for a, b in zip(batch.reqs, kept))
+        assert size == n, (f"batch.reqs must keep its {n} real requests: do not append the dummies to it "
+                           "(build a new list)")
+        same = len(batch.reqs) == n and all(a is b for a, b in zip(batch.reqs, kept))
         assert same, "batch.reqs must be left as it was"
 
 
 def test_no_padding_for_prefill():
     """A prefill batch is never padded, even when a graph would fit it."""
-    with engine([3, 7]) as llm:
+    graphs = rng().choice(GRAPH_LISTS)
+    with engine(graphs) as llm:
         runner = llm.engine.graph_runner
-        for n in (1, 2, 4):
+        for n in unrecorded_sizes(graphs):
             batch = padded(runner, n, phase="prefill")
             got = batch.padded_size
             assert got == n, f"a prefill batch of {n} must not be padded (only decode batches replay a graph)"
@@ -177,18 +191,21 @@ def test_no_padding_for_prefill():
 
 def test_no_padding_when_no_graph_fits():
     """A decode batch larger than the largest graph is not padded (and pad_batch does not fail)."""
-    with engine([3, 7]) as llm:
+    r = rng()
+    graphs = r.choice(GRAPH_LISTS)
+    n = max(graphs) + r.randint(1, 3)
+    with engine(graphs) as llm:
         runner = llm.engine.graph_runner
-        batch = Batch(reqs=reqs(8), phase="decode")
+        batch = Batch(reqs=reqs(n), phase="decode")
         raised = ""
         try:
             runner.pad_batch(batch)
         except StopIteration:
             raised = "StopIteration"
-        assert raised == "", ("a decode batch of 8 with graphs up to 7 must not be padded, and pad_batch must not "
-                              "raise (check self.can_use_cuda_graph(batch) first)")
+        assert raised == "", (f"a decode batch of {n} with graphs up to {max(graphs)} must not be padded, and "
+                              "pad_batch must not raise (check self.can_use_cuda_graph(batch) first)")
         got = batch.padded_size
-        assert got == 8, "no graph fits 8 requests: padded_reqs must be the requests themselves"
+        assert got == n, f"no graph fits {n} requests: padded_reqs must be the requests themselves"
 
 
 def test_replay_copies_before_the_graph():

@@ -131,9 +131,11 @@ def test_example_same_tokens_with_graphs():
 
 
 def test_capture_metadata_for_every_size():
-    """Each recorded size gets cu_seqlens_q of bs + 1 entries (0, 1, ..., bs), bs KV lengths, bs full rows."""
-    with capture_backend([2, 3, 5]) as (backend, runner):
-        for bs in (5, 3, 2):
+    """Each recorded size (hidden lists) gets cu_seqlens_q of bs + 1 entries (0, 1, ..., bs), bs KV lengths, and
+    bs full rows of the page table."""
+    graphs = rng().choice([[2, 3, 5], [3, 5, 6], [2, 5, 7], [1, 3, 6, 7]])
+    with capture_backend(graphs) as (backend, runner):
+        for bs in sorted(graphs, reverse=True):
             batch = capture_batch(runner, bs)
             backend.prepare_for_capture(batch)
             meta = batch.attn_metadata
