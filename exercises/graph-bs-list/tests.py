@@ -44,9 +44,11 @@ def rule_four(ceiling: int) -> list:
 
 
 def test_example_ceiling_20():
-    """cuda_graph_max_bs=20 on a CPU: 1, 2, 4 and the multiples of 8 up to 20."""
+    """cuda_graph_max_bs=20 on a CPU: 1, 2, 4 and the multiples of 8 up to 20; a ceiling of 24 includes 24."""
     got = call(None, 20, False, 0)
     assert got == [1, 2, 4, 8, 16], "a ceiling of 20 gives 1, 2, 4, 8, 16 (ascending, every size <= 20)"
+    at_24 = call(None, 24, False, 0)
+    assert at_24 == [1, 2, 4, 8, 16, 24], "a ceiling of 24 gives 1, 2, 4, 8, 16, 24 (the ceiling itself included)"
 
 
 def test_example_explicit_list_wins():
