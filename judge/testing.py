@@ -220,20 +220,24 @@ def generate(llm: Any, prompts: list[list[int]], max_tokens: int) -> list[list[i
     return [list(o["token_ids"]) for o in out]
 
 
-def eager_tokens(prompts: list[list[int]], max_tokens: int, device: str | None = None) -> list[list[int]]:
-    """The expected tokens: the engine's own code, no CUDA graphs (cached for the process)."""
+def eager_tokens(prompts: list[list[int]], max_tokens: int | list[int], device: str | None = None) -> list[list[int]]:
+    """The expected tokens: the engine's own code, no CUDA graphs (cached for the process). ``max_tokens``
+    is one count for all prompts, or one per prompt (each prompt then generated alone)."""
     device = device or engine_device()
-    key = (tuple(map(tuple, prompts)), max_tokens, device, RUN.role)
+    counts = tuple(max_tokens) if isinstance(max_tokens, (list, tuple)) else max_tokens
+    key = (tuple(map(tuple, prompts)), counts, device, RUN.role)
     if key not in _EAGER_CACHE:
-        _EAGER_CACHE[key] = expected(_eager_run, [list(p) for p in prompts], max_tokens, device)
+        _EAGER_CACHE[key] = expected(_eager_run, [list(p) for p in prompts], counts, device)
     from .checks import plain
 
     return plain(_EAGER_CACHE[key])  # a fresh copy: the caller may change it
 
 
-def _eager_run(prompts: list[list[int]], max_tokens: int, device: str) -> list[list[int]]:
+def _eager_run(prompts: list[list[int]], max_tokens: int | tuple[int, ...], device: str) -> list[list[int]]:
     with engine(None, device=device) as llm:
-        return generate(llm, prompts, max_tokens)
+        if isinstance(max_tokens, int):
+            return generate(llm, prompts, max_tokens)
+        return [generate(llm, [p], n)[0] for p, n in zip(prompts, max_tokens)]  # each prompt alone
 
 
 class Trace:

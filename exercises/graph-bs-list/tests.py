@@ -192,7 +192,7 @@ def test_engine_records_these_sizes():
     of 2 and of 1; the tokens are those of the run without graphs."""
     prompts = hidden_prompts(3)
     max_tokens = [3, 5, 7]
-    want = [eager_tokens([p], n)[0] for p, n in zip(prompts, max_tokens)]
+    want = eager_tokens(prompts, max_tokens)
     with engine(None, max_bs=3) as llm:
         runner = llm.engine.graph_runner
         bs_list = list(runner.graph_bs_list)

@@ -193,7 +193,7 @@ def test_engine_same_tokens_with_graphs():
     are padded 4 -> 5, 3 -> 3, 2 -> 2, 1 -> 2; the tokens equal those of the run without graphs."""
     prompts = hidden_prompts(4)
     max_tokens = [3, 4, 5, 6]
-    want = [eager_tokens([p], n)[0] for p, n in zip(prompts, max_tokens)]
+    want = eager_tokens(prompts, max_tokens)
     with engine([2, 3, 5]) as llm:
         seen = watch_replays(llm)
         trace = Trace(llm)

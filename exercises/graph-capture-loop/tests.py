@@ -116,7 +116,7 @@ def test_example_same_tokens_with_graphs():
     """Graphs [2, 3, 5], 4 prompts finishing at different times: every decode step replays, and the tokens
     equal those of the runs without graphs."""
     prompts, max_tokens = PROMPT_IDS[:4], [3, 4, 5, 6]
-    want = [eager_tokens([p], n)[0] for p, n in zip(prompts, max_tokens)]
+    want = eager_tokens(prompts, max_tokens)
     with started([2, 3, 5]) as (llm, log):
         started_ok(llm, log)
         out = llm.generate([list(p) for p in prompts],
@@ -246,7 +246,7 @@ def test_hidden_prompts_every_graph_in_use():
     r = rng()
     graphs = r.choice(GRAPH_LISTS)
     prompts, max_tokens = hidden_prompts(max(graphs), r=r), r.sample(range(2, 10), max(graphs))
-    want = [eager_tokens([p], n)[0] for p, n in zip(prompts, max_tokens)]
+    want = eager_tokens(prompts, max_tokens)
     with started(graphs) as (llm, log):
         started_ok(llm, log)
         replays = []

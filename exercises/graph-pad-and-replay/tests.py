@@ -88,7 +88,7 @@ class Watch:
 
 
 def generate_watched(graphs: list, prompts: list, max_tokens: list):
-    want = [eager_tokens([p], n)[0] for p, n in zip(prompts, max_tokens)]
+    want = eager_tokens(prompts, max_tokens)
     with engine(graphs) as llm:
         watch = Watch(llm)
         out = llm.generate([list(p) for p in prompts],

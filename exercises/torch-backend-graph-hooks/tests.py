@@ -84,7 +84,7 @@ def watch_metadata(llm) -> list:
 
 
 def run_watched(graphs: list, prompts: list, max_tokens: list):
-    want = [eager_tokens([p], n)[0] for p, n in zip(prompts, max_tokens)]
+    want = eager_tokens(prompts, max_tokens)
     with engine(graphs) as llm:
         seen = watch_metadata(llm)
         out = llm.generate([list(p) for p in prompts],
