@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+import random
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,10 +92,12 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
     files += [("alternative", f"alt_solutions/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
     files += [("starter", "starter.py", e.starter)]
     files += [("mutant", f"mutants/{m.name}", m.read_text(encoding="utf-8")) for m in mutants]
+    seed = random.SystemRandom().randrange(2**31)  # the same hidden inputs for every file, in both modes
     for mode in modes:
         if mode not in e.modes:
             continue
-        jobs = [Job(e, src, name, mode) for _, name, src in files] + [Job(e, reference, "reference.py", mode, True)]
+        jobs = [Job(e, src, name, mode, seed=seed) for _, name, src in files]
+        jobs.append(Job(e, reference, "reference.py", mode, True, seed=seed))
         verdicts = judge_batch(jobs)
         report.judged += len(jobs)
         *per_file, ref_run = verdicts
@@ -107,7 +110,7 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
         if trusted:
             from .referee import judge_trusted_batch
 
-            got = judge_trusted_batch(e, [(src, name) for _, name, src in files], mode=mode)
+            got = judge_trusted_batch(e, [(src, name) for _, name, src in files], mode=mode, seed=seed)
             report.judged += len(files) + 1
             for (_, name, _), local, v in zip(files, per_file, got):
                 report.verdicts[f"trusted {mode} {name}"] = v
