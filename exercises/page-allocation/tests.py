@@ -179,7 +179,7 @@ def test_out_of_pages_raises():
     assert str(n) in message, f"the error must say how many pages were needed ({n}); it was: {message}"
 
 
-def run(prompts, part):
+def run(prompts):
     """The tiny model, pages of 4, 14 pages in all (the radix cache must be evicted), twice over the prompts:
     the tokens, and the engine's own integrity check after each run."""
     with engine(None, page_size=4, num_page_override=14) as llm:
@@ -187,13 +187,17 @@ def run(prompts, part):
         errors = list(llm.scheduler.check_integrity())
         second = generate(llm, prompts[::-1], 5)
         errors += list(llm.scheduler.check_integrity())
-    return {"tokens": [first, second], "errors": errors}[part]
+    return {"tokens": [first, second], "errors": errors}
+
+
+def run_part(prompts, part):
+    return run(prompts)[part]
 
 
 def test_engine_small_pool_with_eviction():
     """6 prompts through a pool of 14 pages of 4 tokens: every page is free, cached or held afterwards, and the
     tokens equal the engine's."""
     prompts = hidden_prompts(6, min_len=5, max_len=12)
-    errors = run(prompts, "errors")
-    assert errors == [], "the engine's page bookkeeping is broken after the run"
-    assert run(prompts, "tokens") == expected(run, prompts, "tokens"), "the tokens differ from the engine's"
+    got = run(prompts)
+    assert got["errors"] == [], "the engine's page bookkeeping is broken after the run"
+    assert got["tokens"] == expected(run_part, prompts, "tokens"), "the tokens differ from the engine's"
