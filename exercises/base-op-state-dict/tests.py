@@ -155,9 +155,12 @@ def test_missing_weights_raise_before_copying():
     """A state dict missing some weights: KeyError naming them, and nothing is copied."""
     g = rng()
     tree = random_tree(g)
+    tree.extra_weight = values(g, 2, 5)  # at least two weights, this one last
     before = snapshot(tree)
     state = {k: v.clone() + 1.0 for k, v in walk(tree).items()}
-    missing = sorted(g.sample(sorted(state), min(len(state), g.randint(1, 3))))
+    # the first weight in order is never missing and the last always is: copying as you go copies something
+    order = list(state)
+    missing = sorted(set(g.sample(order[1:], min(len(order) - 1, g.randint(1, 3)))) | {order[-1]})
     for k in missing:
         del state[k]
     try:

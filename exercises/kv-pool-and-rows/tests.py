@@ -114,8 +114,8 @@ def test_freeing_a_free_row_is_refused():
     assert refused(tm, n), f"row {n} is the dummy's, never handed out: freeing it must raise AssertionError"
     assert refused(tm, -1), "a negative row must raise AssertionError"
     assert tm.available == n - 2, "a refused free must not change the free rows"
-    again = sorted([tm.allocate(), tm.allocate()])
-    assert rows[1] in again and len(set(again)) == 2, "the freed row is handed out again, once"
+    again = [tm.allocate() for _ in range(n - 2)]
+    assert rows[1] in again and len(set(again)) == n - 2, "every free row, the freed one included, is handed out once"
 
 
 def run(prompts):
