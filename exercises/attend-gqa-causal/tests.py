@@ -50,8 +50,15 @@ def check(q, k, v, scale, what: str) -> None:
     got = utils.attend(q, k, v, scale)
     assert list(got.shape) == list(q.shape), f"{what}: the output has the shape of q, {list(q.shape)}"
     want = direct(q, k, v, scale)
-    if torch.allclose(got, want, atol=1e-5):
-        return
+    ok = bool(torch.allclose(got, want, atol=1e-5))
+    where, hint = "", ""
+    if not ok:
+        where, hint = diagnose(got, want, q, k, v, scale)
+    assert ok, f"{what}: wrong output at {where}: {hint}"
+
+
+def diagnose(got, want, q, k, v, scale) -> tuple[str, str]:
+    """Where a wrong output first differs, and which classic mistake (if any) explains all of it."""
     nan = (got != got).sum(dim=-1) > 0  # [n, Hq]
     bad = ((got - want).abs().max(dim=-1).values > 1e-5) | nan
     i, h = [int(x) for x in bad.nonzero()[0]]
@@ -64,7 +71,7 @@ def check(q, k, v, scale, what: str) -> None:
         if torch.allclose(got, direct(q, k, v, kw.pop("scale"), **kw), atol=1e-5):
             hint = why
             break
-    assert False, f"{what}: wrong output at query {i}, head {h}: {hint}"
+    return f"query {i}, head {h}", hint
 
 
 def test_example_fresh_prefill_gqa():

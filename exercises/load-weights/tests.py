@@ -11,10 +11,9 @@ from pathlib import Path
 import torch
 
 from judge.testing import PROMPT_IDS, eager_tokens, engine_device, expected, rng
-from minisgl.models import ModelConfig, ModelLoadError
+from minisgl.models import ModelConfig, ModelLoadError, weight
 from minisgl.models.llama import LlamaForCausalLM
 from minisgl.models.qwen3 import Qwen3ForCausalLM
-from minisgl.models import weight
 from minisgl.testing import tiny_model
 
 CPU = torch.device("cpu")

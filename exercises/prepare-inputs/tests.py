@@ -145,7 +145,6 @@ def run_part(prompts, graphs, part):
 def test_engine_pages_of_four_and_graph_padding():
     """3 prompts padded to graphs of 4, pages of 4 tokens, a reused prefix: every forward's positions and slots,
     and the tokens, equal the engine's."""
-    g = rng()
     prompts = hidden_prompts(3, min_len=5, max_len=14)
     got = run(prompts, [1, 2, 4])
     assert got["wrong"] == [], "in these forwards input_ids or out_loc were not the live token pool's or page table's"

@@ -23,7 +23,8 @@ def random_model(g):
     kv = g.choice([1, 2, 3])
     group = g.choice([1, 2, 3])
     head_dim = g.choice([6, 10, 12])
-    return make(g.choice([Qwen3ForCausalLM, LlamaForCausalLM]), num_layers=g.randint(1, 3), hidden_size=g.choice([20, 28]),
+    arch = g.choice([Qwen3ForCausalLM, LlamaForCausalLM])
+    return make(arch, num_layers=g.randint(1, 3), hidden_size=g.choice([20, 28]),
                 num_heads=kv * group, num_kv_heads=kv, head_dim=head_dim, intermediate_size=g.choice([22, 34, 46]),
                 vocab_size=70, attention_bias=g.random() < 0.5, mlp_bias=g.random() < 0.5)
 

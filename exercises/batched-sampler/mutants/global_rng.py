@@ -9,7 +9,7 @@ class Sampler:
         if all(p.is_greedy for p in params):
             return greedy
         out = greedy.clone()
-        for i, (p, gen) in enumerate(zip(params, generators)):
+        for i, (p, _gen) in enumerate(zip(params, generators)):
             if not p.is_greedy:
                 out[i] = torch.multinomial(filtered_probs(logits[i], p), 1, generator=None)[0].to(torch.int32)
         return out

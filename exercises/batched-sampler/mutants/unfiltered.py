@@ -11,5 +11,6 @@ class Sampler:
         out = greedy.clone()
         for i, (p, gen) in enumerate(zip(params, generators)):
             if not p.is_greedy:
-                out[i] = torch.multinomial(torch.softmax(logits[i] / p.temperature, dim=-1), 1, generator=gen)[0].to(torch.int32)
+                probs = torch.softmax(logits[i] / p.temperature, dim=-1)
+                out[i] = torch.multinomial(probs, 1, generator=gen)[0].to(torch.int32)
         return out

@@ -1,4 +1,5 @@
-"""a token is kept only while the mass up to and including it stays within top_p: the token that reaches top_p is dropped (and a dominant token can be dropped)."""
+"""a token is kept only while the mass up to and including it stays within top_p: the token that reaches top_p is
+dropped (and a dominant token can be dropped)."""
 
 import torch
 

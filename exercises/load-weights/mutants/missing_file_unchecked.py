@@ -1,4 +1,5 @@
-"""a file of the index that is absent is opened anyway: the error is safetensors' own, not a ModelLoadError naming the file."""
+"""a file of the index that is absent is opened anyway: the error is safetensors' own, not a ModelLoadError
+naming the file."""
 
 from pathlib import Path
 

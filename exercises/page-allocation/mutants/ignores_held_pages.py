@@ -1,4 +1,5 @@
-"""the pages a request already holds are ignored: it gets pages for all of [0, device_len), overwriting its prefix's entries."""
+"""the pages a request already holds are ignored: it gets pages for all of [0, device_len), overwriting its
+prefix's entries."""
 
 import torch
 

@@ -8,10 +8,8 @@ class TorchAttnBackend:
         kv = get_global_ctx().kv_cache
         kv.store_kv(k, v, batch.out_loc, layer_id)
         meta = batch.attn_metadata
-        k_cache, v_cache = kv.k_cache(layer_id), kv.v_cache(layer_id)
         cu, lens = meta.cu_seqlens_q.tolist(), meta.cache_seqlens.tolist()
         outs = []
-        for i, seq_len in enumerate(lens):
-            slots = meta.page_table[i, :seq_len].long()
+        for i in range(len(lens)):
             outs.append(attend(q[cu[i] : cu[i + 1]], k[cu[i] : cu[i + 1]], v[cu[i] : cu[i + 1]], self.scale))
         return torch.cat(outs) if len(outs) > 1 else outs[0]

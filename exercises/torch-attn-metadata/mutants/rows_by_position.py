@@ -1,4 +1,5 @@
-"""page_table takes rows 0..bs-1 of the engine's table (the position in the batch) instead of each request's table_idx."""
+"""page_table takes rows 0..bs-1 of the engine's table (the position in the batch) instead of each request's
+table_idx."""
 
 import torch
 
