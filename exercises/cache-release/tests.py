@@ -177,7 +177,7 @@ def test_example_engine_shared_prefix():
     """The tiny model, pages of 3: a second round reuses the first round's prefix; every page has an owner."""
     rounds = [([[7, 8, 9, 10, 11, 12, 13]], [4]), ([[7, 8, 9, 10, 11, 12, 13, 14], [7, 8, 9, 50]], [3, 5])]
     got = run_rounds(rounds, 3)
-    for i, (_, hits, errors, available) in enumerate(got):
+    for i, (_, _hits, errors, available) in enumerate(got):
         assert errors == [], f"round {i}: every page must be free, cached or held (Scheduler.check_integrity)"
         assert available == 60, f"round {i}: after a round every page must be free or evictable (nothing lost, locked)"
     hits = [h for _, h, _, _ in got]
