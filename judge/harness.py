@@ -261,7 +261,8 @@ def judge_source(
         emit({"event": "load"})  # from here on, the learner's code may have run
         try:
             with contextlib.redirect_stdout(load_out), contextlib.redirect_stderr(load_out):
-                submission = load_submission(source, originals, filename=filename, screened=role == "learner")
+                submission = load_submission(source, originals, filename=filename, screened=role == "learner",
+                                             extra_modules=tuple(exercise.trusted_imports))
         except CompileError as e:
             verdict.status, verdict.message = "compile_error", str(e)
             return done(verdict)

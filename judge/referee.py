@@ -289,7 +289,8 @@ def prescreen(exercise: Exercise, source: str, filename: str, mode: str, run_onl
     from .submission import CompileError, compile_submission
 
     try:
-        compile_submission(source, filename, True, {t.owner for t in exercise.targets if t.owner})
+        compile_submission(source, filename, True, {t.owner for t in exercise.targets if t.owner},
+                           tuple(exercise.trusted_imports))
     except CompileError as e:
         v = Verdict(status="compile_error", exercise=exercise.slug, mode=mode, run=run_only, message=str(e),
                     trust=Trust(level="trusted", measures=["screen", "referee"]))

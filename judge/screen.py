@@ -36,7 +36,7 @@ DENIED_PACKAGES = ("minisgl.testing",)  # builds models with transformers; nothi
 
 # builtins that open the back doors (refused wherever the name is read)
 DENIED_BUILTINS = frozenset({
-    "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "breakpoint", "input",
+    "eval", "exec", "compile", "open", "__import__", "globals", "locals", "breakpoint", "input",
     "help", "exit", "quit", "delattr", "memoryview", "copyright", "credits", "license",
 })
 # modules that reach files, processes, the network, the interpreter or the judge: refused as imports and
@@ -73,11 +73,12 @@ ALLOWED_DECORATORS = frozenset({
 })
 
 
-def allowed_module(name: str) -> bool:
-    """Whether a screened submission may import (and see) the module ``name``."""
+def allowed_module(name: str, extra: tuple[str, ...] = ()) -> bool:
+    """Whether a screened submission may import (and see) the module ``name``; ``extra``: the exercise's
+    ``trusted_imports`` (a loader that reads files needs ``pathlib``)."""
     if any(name == d or name.startswith(d + ".") for d in DENIED_PACKAGES):
         return False
-    return name in ALLOWED_MODULES or any(name == p or name.startswith(p + ".") for p in ALLOWED_PACKAGES)
+    return name in ALLOWED_MODULES or any(name == p or name.startswith(p + ".") for p in ALLOWED_PACKAGES + extra)
 
 
 @dataclass
@@ -87,8 +88,8 @@ class Refusal:
 
 
 class _Screen(ast.NodeVisitor):
-    def __init__(self, targets_owners: set[str]):
-        self.owners = targets_owners
+    def __init__(self, targets_owners: set[str], extra: tuple[str, ...] = ()):
+        self.owners, self.extra = targets_owners, extra
         self.problems: list[Refusal] = []
         self.module_aliases: set[str] = {"torch", "F", "math"}
         self.depth = 0  # 0: module level
@@ -125,13 +126,17 @@ class _Screen(ast.NodeVisitor):
         for alias in node.names:
             if alias.name == "*":
                 self.refuse(node, "`from ... import *` is not allowed: import the names you use")
-            elif alias.name in DENIED_NAMES or alias.name.startswith("_"):
+            elif alias.name in DENIED_NAMES or alias.name.startswith("_") and not self._engine(node.module or ""):
                 self.refuse(node, f"importing {alias.name!r} is not allowed")
             elif self._allowed(f"{node.module}.{alias.name}") and (node.module or "") != "__future__":
                 self.module_aliases.add(alias.asname or alias.name)
 
     def _allowed(self, name: str) -> bool:
-        return allowed_module(name)
+        return allowed_module(name, self.extra)
+
+    @staticmethod
+    def _engine(name: str) -> bool:
+        return any(name == p or name.startswith(p + ".") for p in ALLOWED_PACKAGES)
 
     def _check_module(self, node: ast.AST, name: str) -> None:
         if not self._allowed(name):
@@ -274,10 +279,10 @@ def _is_instance_attribute(node: ast.Attribute) -> bool:
     return isinstance(base, ast.Name) and base.id[:1].islower() and base.id not in ("torch", "math", "F")
 
 
-def screen(source: str, filename: str, target_owners: set[str]) -> list[Refusal]:
+def screen(source: str, filename: str, target_owners: set[str], extra: tuple[str, ...] = ()) -> list[Refusal]:
     """What the screen refuses in ``source`` (empty: it may run). ``source`` must parse."""
     tree = ast.parse(source, filename)
-    s = _Screen(target_owners)
+    s = _Screen(target_owners, extra)
     s.visit(tree)
     return sorted(s.problems, key=lambda r: r.line)
 
@@ -308,7 +313,7 @@ def _attribute_name(obj, name) -> str:
     return name
 
 
-def restricted_builtins(importer) -> dict:
+def restricted_builtins(importer, extra: tuple[str, ...] = ()) -> dict:
     """The builtins of a screened submission: SAFE_BUILTINS, ``getattr``/``hasattr``/``setattr`` that
     refuse what the screen refuses by name (and setting attributes of modules and classes), and an
     ``__import__`` that allows only the allow-list (``importer`` is the real import function)."""
@@ -333,13 +338,18 @@ def restricted_builtins(importer) -> dict:
             raise AttributeError(f"setting attributes of {type(obj).__name__}s is not allowed in trusted judging")
         real_setattr(obj, _attribute_name(obj, name), value)
 
-    table.update(getattr=guarded_getattr, hasattr=guarded_hasattr, setattr=guarded_setattr)
+    def guarded_vars(obj):
+        if isinstance(obj, (type, types.ModuleType)):
+            raise TypeError(f"vars() of {type(obj).__name__}s is not allowed in trusted judging")
+        return obj.__dict__
+
+    table.update(getattr=guarded_getattr, hasattr=guarded_hasattr, setattr=guarded_setattr, vars=guarded_vars)
 
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
-        if level or not allowed_module(name):
+        if level or not allowed_module(name, extra):
             raise ImportError(f"importing {name!r} is not allowed in trusted judging")
         for item in fromlist or ():
-            if item in DENIED_NAMES or str(item).startswith("_"):
+            if item in DENIED_NAMES or str(item).startswith("_") and not _Screen._engine(name):
                 raise ImportError(f"importing {item!r} from {name!r} is not allowed in trusted judging")
         return importer(name, globals, locals, fromlist, level)
 

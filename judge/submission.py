@@ -112,7 +112,8 @@ def _line_of(obj: Any) -> int | None:
     return code.co_firstlineno if code is not None else None
 
 
-def compile_submission(source: str, filename: str, screened: bool, owners: set[str]) -> types.CodeType:
+def compile_submission(source: str, filename: str, screened: bool, owners: set[str],
+                       extra: tuple[str, ...] = ()) -> types.CodeType:
     """The submission compiled (and, ``screened``, checked by ``judge.screen``); raises CompileError.
     Runs nothing of it, so the referee may call it too."""
     try:
@@ -132,7 +133,7 @@ def compile_submission(source: str, filename: str, screened: bool, owners: set[s
     if screened:
         from .screen import screen
 
-        refused = screen(source, filename, owners)
+        refused = screen(source, filename, owners, extra)
         if refused:
             shown = [f"{filename}, line {r.line}: {r.why}" for r in refused[:5]]
             more = f"\n(and {len(refused) - 5} more)" if len(refused) > 5 else ""
@@ -150,7 +151,7 @@ class Submission:
 
 
 def load_submission(source: str, originals: dict[str, Original], filename: str = "submission.py",
-                    screened: bool = False) -> Submission:
+                    screened: bool = False, extra_modules: tuple[str, ...] = ()) -> Submission:
     """Compile and run the submission's module code, then find and check every target in it.
 
     ``screened`` (trusted mode): the source must pass ``judge.screen`` first, and it runs with restricted
@@ -159,8 +160,8 @@ def load_submission(source: str, originals: dict[str, Original], filename: str =
     SubmissionLoadError (the module code raised). The caller must call ``unload_submission`` afterwards.
     """
     register_source(filename, source)
-    code = compile_submission(source, filename, screened, {o.target.owner for o in originals.values()
-                                                           if o.target.owner})
+    owners = {o.target.owner for o in originals.values() if o.target.owner}
+    code = compile_submission(source, filename, screened, owners, extra_modules)
 
     module = types.ModuleType(SUBMISSION_MODULE)
     ns = module.__dict__
@@ -174,8 +175,8 @@ def load_submission(source: str, originals: dict[str, Original], filename: str =
         from .screen import allowed_module, restricted_builtins
 
         seeded = {k: v for k, v in seeded.items()
-                  if not isinstance(v, types.ModuleType) or allowed_module(v.__name__)}
-        the_builtins = restricted_builtins(builtins.__import__)
+                  if not isinstance(v, types.ModuleType) or allowed_module(v.__name__, extra_modules)}
+        the_builtins = restricted_builtins(builtins.__import__, extra_modules)
     ns.update(seeded)
     ns.update({"__name__": SUBMISSION_MODULE, "__file__": filename, "__builtins__": the_builtins})
     sys.modules[SUBMISSION_MODULE] = module
