@@ -11,13 +11,11 @@ from typing import Any as _Any
 
 import numpy as _np
 
-from ._tensor import Tensor  # first: the modules below build on it
 from . import cuda, nn, return_types  # noqa: I001
 from ._creation import arange, empty, empty_like, full, ones, ones_like, tensor, zeros, zeros_like
 from ._device import device
 from ._dtype import (
     bfloat16,
-    bool_ as bool,  # noqa: A001 - torch's names
     dtype,
     float16,
     float32,
@@ -27,6 +25,9 @@ from ._dtype import (
     int32,
     int64,
     uint8,
+)
+from ._dtype import (
+    bool_ as bool,  # noqa: A001 - torch's names
 )
 from ._grad import inference_mode, no_grad
 from ._index import gather, nonzero
@@ -51,6 +52,7 @@ from ._random import Generator, default_generator, manual_seed, multinomial
 from ._reduce import argmax, cumsum, max, mean, min, softmax, sort, sum, topk  # noqa: A004
 from ._shape import cat, flip, repeat_interleave, stack
 from ._size import Size
+from ._tensor import Tensor  # first: the modules below build on it
 from ._unsupported import missing as _missing
 
 __version__ = f"2.13.0+numpy{_np.__version__}"  # the torch API it follows, and the numpy it runs on
@@ -74,6 +76,17 @@ def set_num_threads(n: _builtins.int) -> None:
     if isinstance(n, _builtins.bool) or not isinstance(n, _builtins.int) or n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     _threads[0] = n
+
+
+__all__ = [
+    "Generator", "Size", "Tensor", "abs", "allclose", "arange", "argmax", "bfloat16", "bool", "cat", "clamp",
+    "cos", "cuda", "cumsum", "default_generator", "device", "double", "dtype", "empty", "empty_like", "equal",
+    "exp", "flip", "float", "float16", "float32", "float64", "full", "gather", "get_num_threads", "half",
+    "inference_mode", "int", "int8", "int16", "int32", "int64", "isclose", "log", "long", "manual_seed", "matmul",
+    "max", "maximum", "mean", "min", "minimum", "multinomial", "nn", "no_grad", "nonzero", "ones", "ones_like",
+    "repeat_interleave", "return_types", "rsqrt", "set_num_threads", "short", "sin", "softmax", "sort", "sqrt",
+    "stack", "sum", "tensor", "topk", "uint8", "where", "zeros", "zeros_like",
+]
 
 
 def __getattr__(name: str) -> _Any:

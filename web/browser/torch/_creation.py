@@ -30,10 +30,18 @@ def tensor(data: Any, *, dtype: D.dtype | None = None, device: Any = None, requi
     if a.dtype == object:
         raise missing("torch.tensor of a list holding tensors (use torch.stack)")
     kind = {"b": D.bool_, "i": D.int64, "u": D.int64, "f": D.DEFAULT_FLOAT}[a.dtype.kind]
-    return wrap(a.astype(_dtype(dtype, kind)))  # a cast, not a checked conversion: -1 as uint8 is 255, as in torch
+    nt = _dtype(dtype, kind)
+    if nt.kind in "iu" and a.dtype.kind in "iuf" and a.size:
+        info = np.iinfo(nt)
+        low = -int(info.max) if nt.kind == "u" and a.dtype.kind != "f" else int(info.min)  # uint8 takes -255..255
+        if a.min() < low or a.max() > info.max:
+            raise RuntimeError(f"value cannot be converted to type {nt.name} without overflow")
+    return wrap(a.astype(nt))  # in range: a cast (-1 as uint8 is 255, 2.7 as int is 2, as in torch)
 
 
 def _sizes(fn: str, size: tuple) -> tuple[int, ...]:
+    if not size:
+        raise TypeError(f"{fn}() missing 1 required positional arguments: \"size\"")
     shape = shape_arg(size)
     if any(s < 0 for s in shape):
         raise RuntimeError(f"{fn}: Dimension size must be non-negative.")
@@ -82,15 +90,18 @@ def _like(fn: str, t: Tensor, dtype: D.dtype | None, device: Any, requires_grad:
 
 
 def zeros_like(t: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return wrap(np.zeros_like(t._a, dtype=_like("zeros_like", t, dtype, device, requires_grad)))
+    nt = _like("zeros_like", t, dtype, device, requires_grad)
+    return wrap(np.zeros_like(t._a, dtype=nt))
 
 
 def ones_like(t: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return wrap(np.ones_like(t._a, dtype=_like("ones_like", t, dtype, device, requires_grad)))
+    nt = _like("ones_like", t, dtype, device, requires_grad)
+    return wrap(np.ones_like(t._a, dtype=nt))
 
 
 def empty_like(t: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return wrap(np.empty_like(t._a, dtype=_like("empty_like", t, dtype, device, requires_grad)))
+    nt = _like("empty_like", t, dtype, device, requires_grad)
+    return wrap(np.empty_like(t._a, dtype=nt))
 
 
 def _number(x: Any) -> int | float:
@@ -114,6 +125,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: D.dtype | None 
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     floats = any(isinstance(x, float) for x in (start, end, step))
     nt = _dtype(dtype, D.DEFAULT_FLOAT if floats else D.int64)
+    if floats and nt.kind != "f":  # torch's own results here depend on the dtype's width
+        raise missing("torch.arange with float arguments and an integer dtype")
     if floats:  # torch: n = ceil((end - start) / step), values start + i * step in double
         n = math.ceil((end - start) / step)
         return wrap((np.arange(n, dtype=np.float64) * step + start).astype(nt))

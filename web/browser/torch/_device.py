@@ -29,7 +29,8 @@ class device:
         self.type, self.index = name, index
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
 
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"

@@ -12,9 +12,8 @@ class dtype:
     __module__ = "torch"
     __slots__ = ("_name", "_np", "is_floating_point", "is_signed", "itemsize")
 
-    def __init__(self, name: str, np_type: type | None, itemsize: int, floating: bool, signed: bool) -> None:
-        self._name, self._np = name, (np.dtype(np_type) if np_type is not None else None)
-        self.itemsize, self.is_floating_point, self.is_signed = itemsize, floating, signed
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("cannot create 'torch.dtype' instances")
 
     def __repr__(self) -> str:
         return f"torch.{self._name}"
@@ -26,16 +25,23 @@ class dtype:
         return self
 
 
-float64 = dtype("float64", np.float64, 8, True, True)
-float32 = dtype("float32", np.float32, 4, True, True)
-float16 = dtype("float16", np.float16, 2, True, True)
-bfloat16 = dtype("bfloat16", None, 2, True, True)  # a name only: numpy has no bfloat16
-int64 = dtype("int64", np.int64, 8, False, True)
-int32 = dtype("int32", np.int32, 4, False, True)
-int16 = dtype("int16", np.int16, 2, False, True)
-int8 = dtype("int8", np.int8, 1, False, True)
-uint8 = dtype("uint8", np.uint8, 1, False, False)
-bool_ = dtype("bool", np.bool_, 1, False, False)
+def _make(name: str, np_type: type | None, itemsize: int, floating: bool, signed: bool) -> dtype:
+    d = object.__new__(dtype)
+    d._name, d._np = name, (np.dtype(np_type) if np_type is not None else None)
+    d.itemsize, d.is_floating_point, d.is_signed = itemsize, floating, signed
+    return d
+
+
+float64 = _make("float64", np.float64, 8, True, True)
+float32 = _make("float32", np.float32, 4, True, True)
+float16 = _make("float16", np.float16, 2, True, True)
+bfloat16 = _make("bfloat16", None, 2, True, True)  # a name only: numpy has no bfloat16
+int64 = _make("int64", np.int64, 8, False, True)
+int32 = _make("int32", np.int32, 4, False, True)
+int16 = _make("int16", np.int16, 2, False, True)
+int8 = _make("int8", np.int8, 1, False, True)
+uint8 = _make("uint8", np.uint8, 1, False, False)
+bool_ = _make("bool", np.bool_, 1, False, False)
 
 ALL = (float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool_)
 NAMES = {float64: "Double", float32: "Float", float16: "Half", bfloat16: "BFloat16", int64: "Long", int32: "Int",

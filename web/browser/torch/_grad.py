@@ -26,7 +26,7 @@ class _NoGradMode:
     def __call__(self, fn: Any) -> Any:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with self.__class__(self.mode):
+            with self:
                 return fn(*args, **kwargs)
 
         return wrapper

@@ -37,7 +37,7 @@ def _item(k: Any) -> Any:
     if isinstance(k, slice):
         return _slice(k)
     if isinstance(k, bool):
-        raise missing("indexing a tensor with a Python bool")
+        return _Adv(np.asarray(k), 0)  # True adds a dim of 1, False a dim of 0 (a copy, as in torch)
     if isinstance(k, int):
         return k
     if isinstance(k, Tensor):
@@ -49,27 +49,30 @@ def _item(k: Any) -> Any:
         elif a.dtype.kind == "i":
             a = a.astype(np.int64, copy=False)
         elif a.dtype.kind != "b":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            raise missing(f"indexing a tensor with a list of {a.dtype.kind} values")
+    elif isinstance(k, str):
+        raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
     else:
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
                          f"indices (got {type(k).__name__})")
     if a.dtype in _INDEX_TYPES:
         return int(a.item()) if a.ndim == 0 else _Adv(a, 1)  # a 0-d index tensor selects, as torch does
     if a.dtype.kind == "b" or a.dtype == np.uint8:  # uint8: torch's deprecated byte mask
-        if a.ndim == 0:
-            raise missing("indexing a tensor with a 0-d mask")
         return _Adv(a.astype(np.bool_, copy=False), a.ndim)
     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
 def _split(ndim: int, key: Any) -> tuple[tuple, list[tuple[int, _Adv]]]:
     """(the basic index giving a view, [(dim of the view, advanced index)] to apply to that view)."""
+    if isinstance(key, list) and any(isinstance(k, (list, tuple, slice, Tensor)) or k is None or k is Ellipsis
+                                     for k in key):
+        key = tuple(key)  # torch (and old numpy) read a list of sequences as a tuple of indices
     items = [_item(k) for k in (key if isinstance(key, tuple) else (key,))]
-    consumed = sum(1 if isinstance(it, (int, slice)) else it.dims for it in items if it is not None
-                   and it is not Ellipsis)
+    consumed = sum(1 if isinstance(it, (int, slice)) else it.dims for it in items
+                   if it is not None and it is not Ellipsis)
     n_ellipsis = sum(1 for it in items if it is Ellipsis)
     if n_ellipsis > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise missing("indexing with more than one ellipsis")
     if consumed > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     basic: list[Any] = []
@@ -162,7 +165,7 @@ def gather(t: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 def scatter_(t: Tensor, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
-    if reduce is not None:
+    if reduce is not None:  # deprecated in torch
         raise missing("Tensor.scatter_(reduce=...)")
     idx = _index_array(index, "scatter")
     a = t._a

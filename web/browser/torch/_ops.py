@@ -20,6 +20,11 @@ def is_operand(x: Any) -> bool:
     return isinstance(x, (Tensor, bool, int, float))
 
 
+def _fits(x: int, nt: np.dtype) -> bool:
+    info = np.iinfo(nt)
+    return int(info.min) <= x <= int(info.max)
+
+
 def _operands(a: Any, b: Any, rt: D.dtype) -> tuple[Any, Any]:
     """Both operands in the dtype rt; Python scalars stay scalars (numpy then takes the array's dtype)."""
     nt = D.to_numpy(rt)
@@ -27,6 +32,8 @@ def _operands(a: Any, b: Any, rt: D.dtype) -> tuple[Any, Any]:
     for x in (a, b):
         if isinstance(x, Tensor):
             out.append(x._a if x._a.dtype == nt else x._a.astype(nt))
+        elif isinstance(x, int) and not isinstance(x, bool) and nt.kind in "iu" and not _fits(x, nt):
+            out.append(np.asarray(x, dtype=np.int64).astype(nt))  # torch wraps a Python int into the dtype
         elif isinstance(x, (bool, int, float)):
             out.append(x)
         else:
@@ -65,9 +72,13 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     if alpha != 1:
         raise missing("torch.sub(alpha=...)")
     rt = D.result_type(a, b)
-    if rt is D.bool_:
+    bools = [isinstance(x, bool) or isinstance(x, Tensor) and x._a.dtype == np.bool_ for x in (a, b)]
+    if all(bools):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
     return _result(_apply(np.subtract, a, b, rt), rt)
 
 
@@ -76,8 +87,15 @@ def mul(a: Any, b: Any) -> Tensor:
     return _result(_apply(np.multiply, a, b, rt), rt)
 
 
-def _no_int_zero(b: Any, rt: D.dtype) -> None:
-    if not rt.is_floating_point and (b == 0 if not isinstance(b, Tensor) else (b._a == 0).any()):
+def _no_int_zero(a: Any, b: Any, rt: D.dtype) -> None:
+    if rt.is_floating_point:
+        return
+    try:
+        if 0 in np.broadcast_shapes(*(x._a.shape for x in (a, b) if isinstance(x, Tensor))):
+            return  # nothing is divided
+    except ValueError:
+        return  # the division itself reports the shapes
+    if b == 0 if not isinstance(b, Tensor) else (b._a == 0).any():
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -90,8 +108,8 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
     if rt is D.bool_:
-        raise RuntimeError('"div_floor_cpu" not implemented for \'Bool\'')
-    _no_int_zero(b, rt)
+        raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for \'Bool\'')
+    _no_int_zero(a, b, rt)
     if rounding_mode == "floor":
         return _result(_apply(np.floor_divide, a, b, rt), rt)
     if rt.is_floating_point:
@@ -104,17 +122,28 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
 def remainder(a: Any, b: Any) -> Tensor:
     rt = D.result_type(a, b)
     if rt is D.bool_:
-        raise RuntimeError('"remainder_cpu" not implemented for \'Bool\'')
-    _no_int_zero(b, rt)
+        raise NotImplementedError('"remainder_cpu" not implemented for \'Bool\'')
+    _no_int_zero(a, b, rt)
     return _result(_apply(np.remainder, a, b, rt), rt)
 
 
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - torch's name
     rt = D.result_type(a, b)
-    if not rt.is_floating_point:
-        if (b < 0) if not isinstance(b, Tensor) else (b._a < 0).any():
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return _result(_apply(np.power, a, b, rt), rt)
+    if rt is D.bool_ and isinstance(b, Tensor):  # (a bool tensor ** True is computed)
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
+    if not rt.is_floating_point and not isinstance(b, Tensor) and b < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return _result(_apply(np.power if rt.is_floating_point else _int_power, a, b, rt), rt)
+
+
+def _int_power(x: Any, y: Any) -> Any:
+    """numpy's power, but an integer to a negative power is what C gives (1, -1 or 0), as in torch."""
+    if not (np.asarray(y) < 0).any():
+        return np.power(x, y)
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    out = np.power(x, np.maximum(y, 0))
+    odd = (y % 2) == 1
+    return np.where(y >= 0, out, np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))).astype(out.dtype)
 
 
 def compare(name: str, a: Any, b: Any) -> Tensor:
@@ -182,7 +211,9 @@ def cos(t: Tensor) -> Tensor:
 
 
 def sigmoid_mul(t: Tensor) -> Tensor:
-    """x * sigmoid(x) (silu), computed as torch does, x / (1 + exp(-x))."""
+    """x * sigmoid(x) (silu), computed as torch does, x / (1 + exp(-x)); floats only."""
+    if t._a.dtype.kind != "f":
+        raise NotImplementedError(f"\"silu_cpu\" not implemented for '{_NAMES[t.dtype]}'")
     return _float_unary(lambda a: a / (1 + np.exp(-a)), t)
 
 
@@ -221,7 +252,9 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # noqa: A002
-    if not isinstance(condition, Tensor) or condition._a.dtype != np.bool_:
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition._a.dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{_NAMES.get(getattr(condition, 'dtype', None), type(condition).__name__)}")
     if input is None and other is None:

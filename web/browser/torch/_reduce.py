@@ -32,7 +32,7 @@ def sum(t: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | N
     a = _input(t, dtype)
     out_t = a.dtype if a.dtype.kind == "f" else np.dtype(np.int64)  # integer and bool sums are int64
     axis = _axes(t, dim)
-    return wrap(np.sum(a, axis=axis if t._a.ndim else None, keepdims=keepdim, dtype=out_t))
+    return wrap(np.sum(a, axis=axis if a.ndim else None, keepdims=keepdim, dtype=out_t))
 
 
 def mean(t: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | None = None) -> Tensor:
@@ -40,7 +40,9 @@ def mean(t: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
     if a.dtype.kind != "f":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {D.NAMES[D.of(a)]}")
-    axis = _axes(t, dim) if t._a.ndim else None
+    axis = _axes(t, dim)
+    if not a.ndim:
+        axis = None  # a 0-d tensor reduces to itself
     axes = range(a.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
     n = 1
     for ax in axes:
@@ -49,15 +51,24 @@ def mean(t: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
         return wrap(np.asarray(np.sum(a, axis=axis, keepdims=keepdim, dtype=a.dtype) / a.dtype.type(n)))
 
 
-def _extreme(name: str, t: Tensor, dim: Any, keepdim: bool) -> Any:
+def _extreme(name: str, t: Tensor, args: tuple, kwargs: dict) -> Any:
+    if args and isinstance(args[0], Tensor) or "other" in kwargs:  # max(other): the elementwise maximum
+        other = args[0] if args else kwargs.pop("other")
+        if args[1:] or kwargs:
+            raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not Tensor")
+        return (_ops.maximum if name == "max" else _ops.minimum)(t, other)
+    if len(args) > 2 or set(kwargs) - {"dim", "keepdim"}:
+        raise TypeError(f"{name}() received an invalid combination of arguments")
+    dim = args[0] if args else kwargs.get("dim")
+    keepdim = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+    if isinstance(dim, Tensor):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not Tensor")
     a = t._a
     if dim is None:
         if not a.size:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
                                "the reduction dim with the 'dim' argument.")
         return wrap(a.max() if name == "max" else a.min())
-    if isinstance(dim, Tensor):
-        return (_ops.maximum if name == "max" else _ops.minimum)(t, dim)
     d = norm_dim(dim, a.ndim)
     a2 = a.reshape(1) if a.ndim == 0 else a
     if not a2.shape[d]:
@@ -70,24 +81,25 @@ def _extreme(name: str, t: Tensor, dim: Any, keepdim: bool) -> Any:
                                        wrap(arg.astype(np.int64)))
 
 
-def max(t: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
-    return _extreme("max", t, dim, keepdim)
+def max(t: Tensor, *args: Any, **kwargs: Any) -> Any:  # noqa: A001
+    """torch.max(t), torch.max(t, dim, keepdim=False) -> (values, indices), torch.max(t, other)."""
+    return _extreme("max", t, args, kwargs)
 
 
-def min(t: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
-    return _extreme("min", t, dim, keepdim)
+def min(t: Tensor, *args: Any, **kwargs: Any) -> Any:  # noqa: A001
+    return _extreme("min", t, args, kwargs)
 
 
 def argmax(t: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     a = t._a
     if a.dtype == np.bool_:
-        raise NotImplementedError("\"argmax_cpu\" not implemented for 'Bool'")
+        raise RuntimeError("argmax(): does not support bool input")
     if dim is None:
         if not a.size:
             raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
         out = np.asarray(np.argmax(a), dtype=np.int64)
         return wrap(out.reshape((1,) * a.ndim) if keepdim else out)
-    return _extreme("max", t, dim, keepdim).indices
+    return _extreme("max", t, (dim, keepdim), {}).indices
 
 
 def _truth(fn: Any, t: Tensor, dim: int | None, keepdim: bool) -> Tensor:
@@ -155,6 +167,6 @@ def topk(t: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         raise RuntimeError("selected index k out of range")
     idx = np.take(_order(a2, d, largest), builtins.range(k), axis=d)
     values = np.take_along_axis(a2, idx, axis=d)
-    if a.ndim == 0:
-        values, idx = values.reshape(()), idx.reshape(())
+    if a.ndim == 0:  # torch gives the element even for k = 0
+        values, idx = a.copy(), np.zeros((), dtype=np.int64)
     return return_types.topk(wrap(values), wrap(idx.astype(np.int64)))

@@ -45,6 +45,8 @@ def reshape(t: Tensor, *shape: Any) -> Tensor:
 
 
 def permute(t: Tensor, *dims: Any) -> Tensor:
+    if not dims:
+        raise TypeError("permute() missing 1 required positional arguments: \"dims\"")
     dims = shape_arg(dims)
     if len(dims) != t._a.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
@@ -72,16 +74,18 @@ def squeeze(t: Tensor, dim: Any = None) -> Tensor:
     a = t._a
     if dim is None:
         return wrap(a.squeeze())
-    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    dims = tuple(d for d in (norm_dim(d, a.ndim) for d in dims) if a.ndim and a.shape[d] == 1)
+    dims = [norm_dim(d, a.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    dims = tuple(d for d in dims if a.ndim and a.shape[d] == 1)
     return wrap(a.squeeze(dims) if dims else a[...])  # a dim whose size is not 1 is left alone
 
 
 def flatten(t: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     a = t._a
+    s, e = norm_dim(start_dim, a.ndim), norm_dim(end_dim, a.ndim)
     if a.ndim == 0:
         return wrap(a.reshape(1))
-    s, e = norm_dim(start_dim, a.ndim), norm_dim(end_dim, a.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     n = 1
@@ -114,18 +118,25 @@ def flip(t: Tensor, *dims: Any) -> Tensor:
 
 
 def repeat_interleave(t: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    if dim is not None and t._a.ndim == 0:
+        norm_dim(dim, 0)
+    if isinstance(repeats, int) and repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if dim is not None and t._a.ndim == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     a = t._a if dim is not None else t._a.reshape(-1)
     axis = norm_dim(dim, a.ndim) if dim is not None else 0
     if isinstance(repeats, Tensor):
-        if repeats._a.dtype.kind not in "iu":
-            raise RuntimeError("repeats has to be Long or Int tensor")
         r = repeats._a.reshape(-1) if repeats._a.ndim else repeats._a.item()
+        if repeats._a.ndim and r.size not in (1, a.shape[axis]) if a.ndim else r.size != 1:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{r.size} and input.size(0) = {a.shape[axis] if a.ndim else 1}")
+        if repeats._a.dtype.kind not in "iu":
+            raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{D.NAMES[repeats.dtype]}'")
     else:
         r = repeats
     if np.any(np.asarray(r) < 0):
-        raise RuntimeError("repeats can not be negative")
-    if not isinstance(r, int) and r.size not in (1, a.shape[axis]):
-        raise RuntimeError("repeats must have the same size as input along dim")
+        raise RuntimeError("Repeats must be non-negative")
     out = np.repeat(a, r, axis=axis)
     if output_size is not None and out.shape[axis] != output_size:
         raise RuntimeError("allocated size does not match required size")
@@ -136,6 +147,8 @@ def _joined(tensors: Any, fn: str) -> tuple[list[np.ndarray], D.dtype]:
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{fn}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}")
     if not tensors:
+        if fn == "stack":
+            raise RuntimeError("stack expects a non-empty TensorList")
         raise ValueError(f"torch.{fn}(): expected a non-empty list of Tensors")
     for x in tensors:
         if not isinstance(x, Tensor):

@@ -153,13 +153,18 @@ class Tensor:
         return bool(self._a.item())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
+
+    def _scalar(self) -> Any:
+        if self._a.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._a.item()
 
     def __index__(self) -> int:
-        if self._a.size != 1 or self._a.dtype.kind not in "iu":
+        if self._a.size != 1 or self._a.dtype.kind not in "iub":
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._a.item())
 
@@ -194,8 +199,10 @@ class Tensor:
         return self if self._a.flags.c_contiguous else wrap(np.ascontiguousarray(self._a))
 
     def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
+        if isinstance(src, (bool, int, float)):
+            return self.fill_(src)
         if not isinstance(src, Tensor):
-            raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
         try:
             np.copyto(self._a, src._a, casting="unsafe")
         except ValueError:
@@ -226,6 +233,11 @@ class Tensor:
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         return _shape.transpose(self, dim0, dim1)
+
+    def t(self) -> Tensor:
+        if self._a.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._a.ndim}D")
+        return _shape.transpose(self, 0, -1) if self._a.ndim == 2 else wrap(self._a[...])
 
     def unsqueeze(self, dim: int) -> Tensor:
         return _shape.unsqueeze(self, dim)
@@ -452,11 +464,12 @@ class Tensor:
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | None = None) -> Tensor:
         return _reduce.mean(self, dim, keepdim, dtype=dtype)
 
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _reduce.max(self, dim, keepdim)
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        """max(), max(dim, keepdim=False) -> (values, indices), max(other) -> the elementwise maximum."""
+        return _reduce.max(self, *args, **kwargs)
 
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _reduce.min(self, dim, keepdim)
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        return _reduce.min(self, *args, **kwargs)
 
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         return _reduce.argmax(self, dim, keepdim)

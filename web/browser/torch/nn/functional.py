@@ -60,7 +60,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         g = q.shape[-3] // k.shape[-3]
         k, v = np.repeat(k, g, axis=-3), np.repeat(v, g, axis=-3)
     s = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * q.dtype.type(s)
+    try:
+        scores = np.matmul(q, np.swapaxes(k, -1, -2)) * q.dtype.type(s)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(q.shape)}) must match the size of tensor b ({list(k.shape)}) "
+                           "at a non-singleton dimension") from None
     L, S = q.shape[-2], k.shape[-2]
     allowed = None
     if is_causal:
