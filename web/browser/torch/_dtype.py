@@ -18,11 +18,8 @@ class dtype:
     def __repr__(self) -> str:
         return f"torch.{self._name}"
 
-    def __reduce__(self) -> str:
-        return self._name  # pickled (and deep-copied) as the module attribute torch.<name>
-
     def __deepcopy__(self, memo: dict) -> dtype:
-        return self
+        return self  # one object per dtype, as in torch
 
 
 def _make(name: str, np_type: type | None, itemsize: int, floating: bool, signed: bool) -> dtype:
