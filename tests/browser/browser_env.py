@@ -23,7 +23,8 @@ BROWSER_NUMPY = "2.0.2"  # Pyodide 0.27.7's
 
 def load_package(name: str, folder: Path) -> Any:
     """Import the package in `folder` under `name` (its imports are relative, so any name works)."""
-    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

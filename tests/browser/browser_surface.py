@@ -41,7 +41,8 @@ def _members(cls: type, pkg: str) -> dict[str, Any]:
         if base is object or not (base.__module__ or "").startswith(("torch", pkg)):
             continue
         for name, value in vars(base).items():
-            if name in _SKIP or name in out or name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+            private = name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+            if name in _SKIP or name in out or private:
                 continue
             if callable(value) or isinstance(value, (property, staticmethod, classmethod)) or _is_slot(value):
                 out[name] = value

@@ -14,11 +14,10 @@ ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
 LAYER = os.path.join(ROOT, "web", "browser")
 sys.path[:0] = [LAYER, ROOT, HERE]
 
+import browser_engine  # noqa: E402
 import numpy  # noqa: E402
 import safetensors  # noqa: E402 - the reader
 import torch  # noqa: E402 - the layer
-
-import browser_engine  # noqa: E402
 
 assert os.path.realpath(torch.__file__).startswith(LAYER), f"import torch gave {torch.__file__}, not the layer"
 assert os.path.realpath(safetensors.__file__).startswith(LAYER), safetensors.__file__
