@@ -1426,6 +1426,7 @@ def scaled_dot_product_attention(T, g):
 def generator_and_multinomial(T, g):
     out = []
     gen = T.Generator()
+    out += [T.Generator().initial_seed(), T.default_generator.initial_seed() != T.Generator().initial_seed()]
     out += [
         gen.manual_seed(7) is gen,
         gen.initial_seed(),
