@@ -47,6 +47,34 @@ def engine_tokens() -> dict[str, Any]:
     return out
 
 
+def chunked_tokens() -> dict[str, Any]:
+    """Chunked prefill (a budget of 8 tokens) and radix eviction (12 pages of 4) under a shared prefix, overlap
+    scheduling on and off; the second round hits the cache. The pages must stay consistent."""
+    import torch
+
+    from judge.testing import PROMPT_IDS
+    from minisgl.core import SamplingParams
+    from minisgl.env import ENV
+    from minisgl.llm import LLM
+    from minisgl.testing import tiny_model
+
+    out = {}
+    shared = list(range(7, 25))
+    for overlap in (True, False):
+        ENV.DISABLE_OVERLAP_SCHEDULING.value = not overlap
+        llm = LLM(str(tiny_model("qwen3")), dtype=torch.float32, max_running_req=4, num_page_override=12, page_size=4,
+                  chunked_prefill_size=8, max_seq_len_override=48, device="cpu")
+        try:
+            params = SamplingParams(max_tokens=5, ignore_eos=True)
+            prompts = [shared + p for p in PROMPT_IDS]
+            rounds = [[o["token_ids"] for o in llm.generate(prompts, params)] for _ in range(2)]
+            out[f"overlap={overlap}"] = {"tokens": rounds, "integrity": llm.scheduler.check_integrity()}
+        finally:
+            llm.shutdown()
+            ENV.DISABLE_OVERLAP_SCHEDULING.value = False
+    return out
+
+
 def sampled_tokens() -> dict[str, Any]:
     """A seeded sampled request: alone, again, and in a batch beside other requests (graphs off and on)."""
     from judge.testing import PROMPT_IDS

@@ -10,7 +10,7 @@ import os
 import subprocess
 
 import pytest
-from browser_engine import CONFIGS, UNSUPPORTED, engine_tokens, sampled_tokens, verdicts
+from browser_engine import CONFIGS, UNSUPPORTED, chunked_tokens, engine_tokens, sampled_tokens, verdicts
 from browser_env import HERE, MISSING_PYTHON, ROOT, browser_python
 from conftest import need
 
@@ -30,7 +30,8 @@ def runs():
     proc = subprocess.Popen([browser_python(), str(HERE / "run_engine.py")], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:
-        want = json.loads(json.dumps({"engine": engine_tokens(), "sampled": sampled_tokens(), "verdicts": verdicts()}))
+        want = json.loads(json.dumps({"engine": engine_tokens(), "sampled": sampled_tokens(),
+                                      "chunked": chunked_tokens(), "verdicts": verdicts()}))
         out, err = proc.communicate(timeout=600)
     finally:
         proc.kill()
@@ -48,6 +49,14 @@ def test_greedy_tokens_match_real_torch(runs, config):
     assert g["again"] == w["again"] == w["first"], config
     assert g["graphs"] == w["graphs"], config  # EmulatedGraph captured the same batch sizes
     assert len(w["first"]) == 3 and all(len(t) == 8 for t in w["first"])
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_chunked_prefill_and_eviction_match_real_torch(runs, overlap):
+    want, got = runs
+    w, g = want["chunked"][f"overlap={overlap}"], got["chunked"][f"overlap={overlap}"]
+    assert g["tokens"] == w["tokens"]
+    assert g["tokens"][0] == g["tokens"][1] and g["integrity"] == [] == w["integrity"]
 
 
 def test_graphs_are_captured_when_asked(runs):
