@@ -213,7 +213,7 @@ def cos(t: Tensor) -> Tensor:
     return _float_unary(np.cos, t)
 
 
-def sigmoid_mul(t: Tensor) -> Tensor:
+def silu(t: Tensor) -> Tensor:
     """x * sigmoid(x) (silu), computed as torch does, x / (1 + exp(-x)); floats only."""
     if t._a.dtype.kind != "f":
         raise NotImplementedError(f"\"silu_cpu\" not implemented for '{_NAMES[t.dtype]}'")

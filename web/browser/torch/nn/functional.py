@@ -32,7 +32,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    out = _ops.sigmoid_mul(input)
+    out = _ops.silu(input)
     return input.copy_(out) if inplace else out
 
 
