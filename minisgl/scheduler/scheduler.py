@@ -122,7 +122,9 @@ class Scheduler:
     # -- loops
     def run_until_idle(self) -> None:
         """Run batches until every request has finished."""
-        overlap = not ENV.DISABLE_OVERLAP_SCHEDULING.value
+        overlap = self.engine.config.overlap_scheduling
+        if overlap is None:
+            overlap = not ENV.DISABLE_OVERLAP_SCHEDULING.value
         last: tuple[ForwardInput, ForwardOutput] | None = None
         with stream_ctx(self.engine.stream), torch.inference_mode():
             while True:
