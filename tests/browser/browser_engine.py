@@ -101,7 +101,7 @@ def sampled_tokens() -> dict[str, Any]:
 
 
 def submissions(exercise: Any) -> dict[str, str]:
-    from judge.binding import reference_source
+    from judge.reference import reference_source
 
     subs = {"reference": reference_source(exercise), "starter": exercise.starter}
     alt = ALT / f"{exercise.slug}.py"
