@@ -94,7 +94,7 @@ def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
     bodies removed), ``code/judge``, ``exercises/<slug>`` (public files only) and ``scratch/``."""
     root = Path(root)
     code = root / "code"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    ignore = None  # the compiled files come along (copied with their sources' times, they stay valid)
     for package in sorted({"minisgl"} | {t.module.split(".")[0] for t in exercise.targets}):
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
@@ -111,6 +111,8 @@ def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
         if not path.is_file():
             path = code.joinpath(*parts, "__init__.py")
         path.write_text(redact(path.read_text(encoding="utf-8"), names, why), encoding="utf-8")
+        for compiled in (path.parent / "__pycache__").glob(path.stem + ".*.pyc"):
+            compiled.unlink()  # it holds the engine's own code for the targets
     ex = root / "exercises" / exercise.slug
     ex.mkdir(parents=True)
     for name in PUBLIC_FILES:
