@@ -4,6 +4,7 @@ message, and the judge keeps working afterwards."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,95 @@ def test_verdicts_built_after_a_crash_match_the_schema(verdicts):
         data = json.loads(v.to_json())
         jsonschema.validate(data, schema)
         assert data["passed"] + data["failed"] + data["skipped"] == data["total"], name
+
+
+# -- the local guarantees, each on its own --------------------------------------------------------
+
+
+def _toy():
+    return load_exercise(TOY / "exercises" / "toy-counter")
+
+
+def test_working_dir_and_temporary_files_are_private_and_removed():
+    """The child's cwd and temporary folder are a fresh private folder, not the repository, and are gone after."""
+    src = with_body("    import os, tempfile\n"
+                    "    open('here.txt', 'w').write('x')\n"
+                    "    print('CWD', os.getcwd(), 'TMP', tempfile.gettempdir())\n"
+                    "    return [v * k for v in values]\n")
+    v = judge_isolated(_toy(), src, limits=LIMITS, extra_sys_path=[str(TOY)])
+    assert v.status == "accepted", v.message
+    words = v.tests[0].output.split()
+    cwd, tmp = words[words.index("CWD") + 1], words[words.index("TMP") + 1]
+    assert cwd == tmp and Path(cwd).name.startswith("judge-") and not cwd.startswith(str(ROOT))
+    assert not Path(cwd).exists(), "the private folder is removed after the judging"
+
+
+def test_sitecustomize_and_python_variables_are_ignored(tmp_path, monkeypatch):
+    """A sitecustomize.py on PYTHONPATH that would make every check pass never runs; PYTHONOPTIMIZE
+    cannot strip the tests' asserts."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import builtins\nbuiltins.__judge_hijacked__ = True\n"
+        "import judge.checks as c\nc.compare = lambda *a, **k: True\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONOPTIMIZE", "2")
+    monkeypatch.setenv("PYTHONSTARTUP", str(tmp_path / "sitecustomize.py"))
+    wrong = with_body("    import builtins\n    print('HIJACKED', hasattr(builtins, '__judge_hijacked__'))\n"
+                      "    return [v * k + 1 for v in values]\n")
+    v = judge_isolated(_toy(), wrong, limits=LIMITS, extra_sys_path=[str(TOY)])
+    assert v.status == "wrong_answer"
+    assert "HIJACKED False" in v.tests[0].output
+
+
+@pytest.mark.parametrize("namespaces", [True, False], ids=["pid-namespace", "process-group+subreaper"])
+def test_nothing_outlives_the_verdict_and_the_exit_is_bounded(namespaces):
+    """A forked child that keeps the judge's pipe open and sleeps: the verdict still comes (the exit after
+    it has its own deadline) and the sleeper is gone, with and without a PID namespace."""
+    from judge import sandbox
+    from judge.isolation import local_spec
+
+    if namespaces and not sandbox.namespaces_available(trusted=False):
+        pytest.skip("no PID namespaces on this machine (unshare refused)")
+    tag = "31415.926"
+    src = with_body("    import os, time\n"
+                    "    if os.fork() == 0:\n"
+                    "        os.setsid()\n"
+                    f"        time.sleep(float('{tag}'))  # still holds every fd of the child\n"
+                    "    return [v * k for v in values]\n")
+    spec = local_spec([str(TOY)])
+    spec.namespaces = namespaces
+    t0 = time.monotonic()
+    v = judge_batch([Job(_toy(), src, "sleeper.py")], Limits(run_s=30, test_s=5, exit_s=2), spec=spec)[0]
+    assert v.status == "accepted", v.message
+    assert time.monotonic() - t0 < 25
+    assert not _processes_with(tag), "the forked sleeper outlived the verdict"
+
+
+def _processes_with(tag: str) -> list[str]:
+    import os
+
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().decode(errors="replace")
+            with open(f"/proc/{pid}/status") as f:
+                state = next(line for line in f if line.startswith("State:"))
+        except (OSError, StopIteration):
+            continue
+        if tag in cmd and "Z" not in state:
+            found.append(pid)
+    return found
+
+
+def test_a_verdict_forged_after_the_code_ran_is_never_an_internal_error():
+    """The learner's code writes a fake 'internal error' verdict to the judge's pipe: it is theirs."""
+    src = with_body("    import os, json\n"
+                    "    for fd in range(3, 32):\n"
+                    "        try:\n"
+                    "            os.write(fd, (json.dumps({'event': 'verdict', 'verdict': {'status': "
+                    "'internal_error', 'tests': []}}) + '\\n').encode())\n"
+                    "        except OSError:\n"
+                    "            pass\n"
+                    "    os._exit(0)\n")
+    v = judge_isolated(_toy(), src, limits=LIMITS, extra_sys_path=[str(TOY)])
+    assert v.status == "runtime_error"
