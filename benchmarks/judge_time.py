@@ -17,6 +17,8 @@ It prints the median of each and its ratio to the baseline. The machine is noisy
 from __future__ import annotations
 
 import argparse
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,12 +50,18 @@ def main() -> None:
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.baseline], cwd=ROOT, check=True)
         try:
             (base / "models").symlink_to(ROOT / "models")
+            # the baseline's exercise, as this judge reads exercises (a chapters file, chapter ids)
+            same = Path(tmp) / "exercises"
+            shutil.copytree(base / "exercises" / args.exercise, same / args.exercise)
+            shutil.copyfile(ROOT / "exercises" / "chapters.toml", same / "chapters.toml")
+            toml = same / args.exercise / "exercise.toml"
+            toml.write_text(re.sub(r'chapter = ".*"', 'chapter = "cuda-graph"', toml.read_text()))
             ref = Path(tmp) / "reference.py"
             ref.write_text(subprocess.run([py, "practice/judge.py", "solution", args.exercise], cwd=ROOT,
                                           capture_output=True, text=True, check=True).stdout)
             runs = {
                 "baseline": ([py, "practice/judge.py", "test", args.exercise, str(ref)], base),
-                "local (baseline's tests)": ([py, "practice/judge.py", "--exercises", str(base / "exercises"), "test",
+                "local (baseline's tests)": ([py, "practice/judge.py", "--exercises", str(same), "test",
                                               args.exercise, str(ref)], ROOT),
                 "local (today's tests)": ([py, "practice/judge.py", "test", args.exercise, str(ref)], ROOT),
                 "trusted (today's tests)": ([py, "practice/judge.py", "test", args.exercise, str(ref), "--trusted"],

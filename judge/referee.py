@@ -127,7 +127,7 @@ def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
 def _models_dir() -> str:
     from minisgl.testing import tiny_models_dir
 
-    return str(tiny_models_dir())
+    return str(tiny_models_dir().resolve())  # a link into a hidden folder would lead nowhere
 
 
 def learner_spec(tree: LearnerTree) -> ChildSpec:
