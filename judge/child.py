@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                 run_only=bool(job.get("run_only")),
                 on_event=send,
                 memory_limit_mb=args.memory_mb or None,
+                seed=job.get("seed"),
             )
             send({"event": "verdict", "index": index, "verdict": verdict.to_dict()})
         except BaseException as e:  # noqa: BLE001 - ours (the core itself never raises)

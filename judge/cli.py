@@ -9,6 +9,7 @@
          [--mode local|gpu]
     solution ID               the reference solution (the engine's own code)
     check [ID...]             maintainers: reference passes, starter and every mutant fail, ...
+          [--browser]         ... in Pyodide, through the Node runner (builds the browser assets first)
     doctor                    what this machine can judge
 
 Exit codes: 0 success (``test``: accepted), 1 not accepted / check failed, 2 usage error.
@@ -173,11 +174,12 @@ def cmd_test(args) -> int:
     if args.in_process:
         from .harness import judge_source
 
-        v = judge_source(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run)
+        v = judge_source(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run, seed=args.seed)
     else:
         from .isolation import judge_isolated
 
-        v = judge_isolated(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run)
+        v = judge_isolated(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run,
+                           seed=args.seed)
     if args.json:
         print(v.to_json())
     else:
@@ -234,10 +236,7 @@ def _has_example(e: Exercise) -> bool:
     return any(isinstance(n, ast.FunctionDef) and n.name.startswith("test_example") for n in tree.body)
 
 
-def check_exercise(e: Exercise, modes: list[str] | None = None) -> list[str]:
-    """Problems found with one exercise (empty: it is valid)."""
-    from .isolation import Job, judge_batch
-
+def _static_problems(e: Exercise) -> list[str]:
     problems: list[str] = []
     if not e.statement.strip():
         problems.append("statement.md is empty")
@@ -245,9 +244,39 @@ def check_exercise(e: Exercise, modes: list[str] | None = None) -> list[str]:
         problems.append("explanation.md is empty")
     if not _has_example(e):
         problems.append("tests.py has no visible test_example* test")
-    mutants = e.mutant_paths
-    if len(mutants) < 3:
-        problems.append(f"only {len(mutants)} mutant(s) in mutants/ (at least 3 expected)")
+    if len(e.mutant_paths) < 3:
+        problems.append(f"only {len(e.mutant_paths)} mutant(s) in mutants/ (at least 3 expected)")
+    return problems
+
+
+def _check_jobs(e: Exercise) -> list[tuple[str | None, str, bool]]:
+    """(source, filename, run_only) of a check: the reference (Submit, Run), the starter, every mutant."""
+    return ([(None, "reference.py", False), (None, "reference.py", True), (e.starter, "starter.py", False)]
+            + [(m.read_text(encoding="utf-8"), f"mutants/{m.name}", False) for m in e.mutant_paths])
+
+
+def _verdict_problems(e: Exercise, mode: str, verdicts: list[Verdict]) -> list[str]:
+    problems: list[str] = []
+    ref, ref_run, starter, muts = verdicts[0], verdicts[1], verdicts[2], verdicts[3:]
+    if not ref.accepted:
+        problems.append(f"[{mode}] the reference is not accepted: {ref.status}: {_why(ref)}")
+    if not ref_run.accepted:
+        problems.append(f"[{mode}] the reference is not accepted by Run (--run): {ref_run.status}: {_why(ref_run)}")
+    if starter.accepted or starter.status == "internal_error":
+        problems.append(f"[{mode}] the starter is {starter.status} (it must fail, and not with an internal error)"
+                        + (f": {_why(starter)}" if starter.status == "internal_error" else ""))
+    for m, v in zip(e.mutant_paths, muts):
+        if v.accepted or v.status == "internal_error":
+            problems.append(f"[{mode}] mutant {m.name} is {v.status} (it must fail, and not with an internal error)"
+                            + (f": {_why(v)}" if v.status == "internal_error" else ""))
+    return problems
+
+
+def check_exercise(e: Exercise, modes: list[str] | None = None) -> list[str]:
+    """Problems found with one exercise (empty: it is valid)."""
+    from .isolation import Job, judge_batch
+
+    problems = _static_problems(e)
     if modes is None:
         modes = ["local"]
         if "gpu" in e.modes and _cuda_here():
@@ -255,23 +284,25 @@ def check_exercise(e: Exercise, modes: list[str] | None = None) -> list[str]:
     for mode in modes:
         if mode not in e.modes:
             continue
-        jobs = [Job(e, None, "reference.py", mode), Job(e, None, "reference.py", mode, run_only=True),
-                Job(e, e.starter, "starter.py", mode)]
-        jobs += [Job(e, m.read_text(encoding="utf-8"), f"mutants/{m.name}", mode) for m in mutants]
-        verdicts = judge_batch(jobs)
-        ref, ref_run, starter, muts = verdicts[0], verdicts[1], verdicts[2], verdicts[3:]
-        if not ref.accepted:
-            problems.append(f"[{mode}] the reference is not accepted: {ref.status}: {_why(ref)}")
-        if not ref_run.accepted:
-            problems.append(f"[{mode}] the reference is not accepted by Run (--run): {ref_run.status}: {_why(ref_run)}")
-        if starter.accepted or starter.status == "internal_error":
-            problems.append(f"[{mode}] the starter is {starter.status} (it must fail, and not with an internal error)"
-                            + (f": {_why(starter)}" if starter.status == "internal_error" else ""))
-        for m, v in zip(mutants, muts):
-            if v.accepted or v.status == "internal_error":
-                problems.append(f"[{mode}] mutant {m.name} is {v.status} (it must fail, and not with an internal error)"
-                                + (f": {_why(v)}" if v.status == "internal_error" else ""))
+        verdicts = judge_batch([Job(e, src, name, mode, run_only=run) for src, name, run in _check_jobs(e)])
+        problems += _verdict_problems(e, mode, verdicts)
     return problems
+
+
+def check_browser(exercises: list[Exercise], root: Path | None) -> list[list[str]]:
+    """Problems of each exercise judged in Pyodide through the Node runner (those that list ``browser``)."""
+    from .node_runner import NodeJob, judge_in_node
+
+    todo = [e for e in exercises if "browser" in e.modes]
+    jobs = [NodeJob(e.slug, src, name, run) for e in todo for src, name, run in _check_jobs(e)]
+    verdicts = judge_in_node(jobs, exercises=root or todo[0].path.parent) if jobs else []
+    out, at = {}, 0
+    for e in todo:
+        n = len(_check_jobs(e))
+        out[e.slug] = _verdict_problems(e, "browser", verdicts[at:at + n])
+        at += n
+    return [_static_problems(e) + out[e.slug] if e.slug in out else ["[browser] not judged in mode browser"]
+            for e in exercises]
 
 
 def _why(v: Verdict) -> str:
@@ -294,6 +325,17 @@ def _cuda_here() -> bool:
         return False
 
 
+def _build_browser() -> str | None:
+    """Bring the browser assets up to date (tools/build_browser.py is incremental); an error message or None."""
+    import subprocess
+
+    tool = REPO_ROOT / "tools" / "build_browser.py"
+    if not tool.is_file():
+        return None  # an installed judge: use the assets as they are
+    proc = subprocess.run([sys.executable, str(tool), "--quiet"], capture_output=True, text=True)
+    return None if proc.returncode == 0 else (proc.stderr.strip() or f"{tool} failed")
+
+
 def cmd_check(args) -> int:
     if args.ids:
         exercises = [find_exercise(i, args.exercises) for i in args.ids]
@@ -303,9 +345,22 @@ def cmd_check(args) -> int:
         print("no exercises found", file=sys.stderr)
         return 1
     style = _style_for(sys.stdout)
-    workers = max(1, min(len(exercises), args.jobs or os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(check_exercise, exercises))
+    if args.browser:
+        err = _build_browser()
+        if err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        from .node_runner import NodeRunnerError
+
+        try:
+            results = check_browser(exercises, Path(args.exercises) if args.exercises else None)
+        except NodeRunnerError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    else:
+        workers = max(1, min(len(exercises), args.jobs or os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(check_exercise, exercises))
     bad = 0
     for e, problems in zip(exercises, results):
         if problems:
@@ -315,7 +370,8 @@ def cmd_check(args) -> int:
                 print("     - " + p.replace("\n", "\n       "))
         else:
             n = len(e.mutant_paths)
-            print(style("ok  ", "32") + f" {e.slug}  (reference accepted; starter and {n} mutants fail)")
+            where = " in the browser (Pyodide, Node runner)" if args.browser else ""
+            print(style("ok  ", "32") + f" {e.slug}  (reference accepted; starter and {n} mutants fail{where})")
     print(f"\n{len(exercises) - bad}/{len(exercises)} exercises valid")
     return 1 if bad else 0
 
@@ -339,6 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="store_true", help="only the visible test_example* tests")
     p.add_argument("--json", action="store_true", help="print only the verdict JSON")
     p.add_argument("--mode", choices=["local", "gpu"], default="local")
+    p.add_argument("--seed", type=int, default=None,
+                   help="the seed of the hidden inputs (default: drawn per judging); the same seed, the same inputs")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # debugging: no child process
     p.set_defaults(fn=cmd_test)
     p = sub.add_parser("solution", help="print the reference solution")
@@ -347,6 +405,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="validate exercises (maintainers)")
     p.add_argument("ids", nargs="*")
     p.add_argument("--jobs", type=int, default=0, help="exercises checked in parallel (default: CPU count)")
+    p.add_argument("--browser", action="store_true",
+                   help="judge in Pyodide through the Node runner instead (the exercises that list browser)")
     p.set_defaults(fn=cmd_check)
     sub.add_parser("doctor", help="what this machine can judge").set_defaults(fn=cmd_doctor)
     return ap

@@ -66,6 +66,7 @@ class Job:
     filename: str = "submission.py"
     mode: str = "local"
     run_only: bool = False
+    seed: int | None = None  # the judging's seed for hidden inputs (None: drawn in the child)
 
     def to_request(self) -> dict:
         return {
@@ -74,6 +75,7 @@ class Job:
             "filename": self.filename,
             "mode": self.mode,
             "run_only": self.run_only,
+            "seed": self.seed,
         }
 
 
@@ -333,7 +335,7 @@ def judge_batch(jobs: list[Job], limits: Limits | None = None,
 
 def judge_isolated(exercise: Exercise, source: str | None, *, filename: str = "submission.py", mode: str = "local",
                    run_only: bool = False, limits: Limits | None = None,
-                   extra_sys_path: list[str] | None = None) -> Verdict:
+                   extra_sys_path: list[str] | None = None, seed: int | None = None) -> Verdict:
     """Judge one submission in a fresh child process (``source=None``: the reference solution)."""
-    job = Job(exercise, source, filename=filename, mode=mode, run_only=run_only)
+    job = Job(exercise, source, filename=filename, mode=mode, run_only=run_only, seed=seed)
     return judge_batch([job], limits or Limits.for_exercise(exercise, mode), extra_sys_path)[0]

@@ -360,7 +360,7 @@ def build_lock(official: dict, wheels: dict[str, Path], rt_dir: Path, cache: Pat
         run([str(exe), "lockfile", "add-wheels", "--input", str(src), "--output", str(dst), "--base-path",
              str(rt_dir), *[str(p) for p in wheels.values()]], "pyodide lockfile add-wheels")
         lock = json.loads(dst.read_text())
-    for name, path in wheels.items():
+    for path in wheels.values():
         entry = next((e for e in lock["packages"].values() if e["file_name"].endswith("/" + path.name)), None)
         if entry is None or entry["sha256"] != sha256_file(path):
             raise BuildError(f"pyodide lockfile add-wheels did not add {path.name} with its sha256 "

@@ -9,6 +9,7 @@
 //   readText(name) -> string     a file beside this module (glue.py)
 //   importPyodide(rel)           the loadPyodide function of pyodide.mjs (integrity-checked)
 //   prepare?(pyodide, init)      host-specific set-up after boot (Node: mounts)
+//   refused?                     a promise that rejects when a file fails its integrity check
 // }
 // Messages in:  {type:"init", manifest, control, options}, {type:"judge", id, job}, {type:"exec", id, code}
 // Messages out: {type:"progress", ...}, {type:"ready", ms, env}, {type:"result", id, ...}, {type:"error", ...}
@@ -21,6 +22,10 @@ export function serve(host) {
   const pending = [];
 
   async function boot(init) {
+    return host.refused ? Promise.race([host.refused, load(init)]) : load(init);
+  }
+
+  async function load(init) {
     const t0 = Date.now();
     const { manifest } = init;
     const options = init.options || {};

@@ -43,7 +43,14 @@ def run_job(job_json, emit):
         return json.dumps({"error": f"cannot judge: {e}"})
     source = job.get("source")
     if source is None:
-        source = reference_source(exercise)
+        try:
+            source = reference_source(exercise)
+        except Exception as e:  # noqa: BLE001 - the exercise's fault, never the learner's
+            from judge.verdict import Verdict
+
+            v = Verdict(status="internal_error", exercise=exercise.slug, mode="browser", run=bool(job.get("run_only")),
+                        message=f"The exercise's reference solution could not be read: {type(e).__name__}: {e}")
+            return json.dumps({"verdict": v.finalize().to_dict()})
     emit(json.dumps({"event": "load", "limits": {"test_s": exercise.test_time_limit, "run_s": exercise.time_limit}}))
     seed = job.get("seed")
     try:

@@ -43,14 +43,11 @@ const sup = new Supervisor({
   },
 });
 
-try {
-  const ready = await sup.ready();
-  out({ type: "ready", ms: ready.ms, env: ready.env, build: manifest.build });
-} catch (e) {
-  out({ type: "error", index: -1, message: e.message });
-  sup.close();
-  process.exit(1);
-}
+// jobs are queued at once: their deadlines start when their tests start, not while Pyodide boots
+const booted = sup.ready().then(
+  (ready) => { out({ type: "ready", ms: ready.ms, env: ready.env, build: manifest.build }); return true; },
+  (e) => { out({ type: "error", index: -1, message: e.message }); return false; },
+);
 for (const [index, job] of (request.jobs || []).entries()) {
   try {
     if (job.exec !== undefined) {
@@ -63,5 +60,6 @@ for (const [index, job] of (request.jobs || []).entries()) {
     out({ type: "error", index, message: e.message });
   }
 }
+const ok = await booted;
 sup.close();
-process.exit(0);
+process.exit(ok ? 0 : 1);

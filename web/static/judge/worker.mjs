@@ -8,6 +8,9 @@ let manifest = null;
 let base = null; // the manifest's URL: every manifest path is relative to it
 const nativeFetch = globalThis.fetch.bind(globalThis);
 const byURL = new Map();
+let refuse; // rejects the boot as soon as one checked file fails (Pyodide swallows some of those errors)
+const refused = new Promise((_, reject) => { refuse = reject; });
+refused.catch(() => {});
 
 function sri(hex) {
   const bytes = hex.match(/../g).map((h) => parseInt(h, 16));
@@ -42,7 +45,9 @@ globalThis.fetch = async function fetchChecked(input, init = {}) {
   try {
     return await nativeFetch(url.href, opts);
   } catch (e) {
-    throw await explain(url.href, rel, e);
+    const error = await explain(url.href, rel, e);
+    refuse(error);
+    throw error;
   }
 };
 
@@ -66,6 +71,7 @@ const glue = fetch(new URL("glue.py", import.meta.url).href).then((r) => r.text(
 let glueText = null;
 
 const handle = serve({
+  refused,
   post: (msg) => self.postMessage(msg),
   resolve: (rel) => new URL(rel, base).href,
   readBytes: checkedBytes,
