@@ -222,8 +222,8 @@ def verified_runtime(cache: Path, log: Log) -> Runtime:
 @dataclass
 class WheelSource:
     name: str  # distribution name
-    root: Path  # a folder with a pyproject.toml, or the repo for a package generated here
-    packages: tuple[str, ...] = ()  # for a generated pyproject: top-level packages copied from the repo
+    root: Path  # a folder with a pyproject.toml, or the folder that holds the packages of a generated one
+    packages: tuple[str, ...] = ()  # for a generated pyproject: top-level packages copied from root
     package_data: dict = field(default_factory=dict)
 
 
@@ -241,6 +241,8 @@ def wheel_sources() -> list[WheelSource]:
     layer = REPO / "web" / "browser"
     if (layer / "pyproject.toml").is_file():
         out.append(WheelSource("layer", layer))
+    elif (layer / "torch" / "__init__.py").is_file():  # until the layer has its own pyproject.toml
+        out.append(WheelSource("minisgl-browser-torch", layer, ("torch", "safetensors")))
     return out
 
 
@@ -258,9 +260,9 @@ def _generated_pyproject(src: WheelSource, version: str) -> str:
 def _subpackages(src: WheelSource) -> list[str]:
     pkgs = []
     for top in src.packages:
-        for init in sorted((REPO / top).rglob("__init__.py")):
+        for init in sorted((src.root / top).rglob("__init__.py")):
             if "__pycache__" not in init.parts:
-                pkgs.append(".".join(init.parent.relative_to(REPO).parts))
+                pkgs.append(".".join(init.parent.relative_to(src.root).parts))
     return pkgs
 
 
@@ -279,7 +281,7 @@ def build_wheel(src: WheelSource, cache: Path, log: Log) -> Path:
         if src.packages:
             stage.mkdir()
             for top in src.packages:
-                shutil.copytree(REPO / top, stage / top, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                shutil.copytree(src.root / top, stage / top, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             (stage / "pyproject.toml").write_text(_generated_pyproject(src, version))
         else:
             shutil.copytree(src.root, stage, ignore=shutil.ignore_patterns(

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from judge_browser import CHROMIUM_ARGS, REPO, TOY, build_browser, chromium_path, need, python312
+from judge_browser import CHROMIUM_ARGS, REPO, TOY, build_browser, check_jobs, chromium_path, need, need_layer, python312
 
 
 def _need_build_tools() -> None:
@@ -44,3 +44,25 @@ def chromium():
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="session")
+def judge_seed() -> int:
+    """One seed for every judging of a session, local and browser alike (printed, to reproduce a failure)."""
+    import random
+
+    seed = random.SystemRandom().randrange(2**31)
+    print(f"\njudge seed for the browser comparisons: {seed}")
+    return seed
+
+
+@pytest.fixture(scope="session")
+def local_verdicts(judge_seed):
+    """What `practice/judge.py test --seed S` gives for each job of check_jobs(): isolated children, mode local."""
+    need_layer()
+    from judge.exercise import find_exercise
+    from judge.isolation import Job, judge_batch
+
+    jobs = check_jobs()
+    return jobs, judge_batch([Job(find_exercise(slug, REPO / "exercises"), src, name, "local", run_only=run,
+                                  seed=judge_seed) for slug, _, src, name, run in jobs])

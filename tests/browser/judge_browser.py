@@ -33,11 +33,11 @@ def need(condition: bool, reason: str) -> None:
 
 
 def layer_present() -> bool:
-    return (REPO / "web" / "browser" / "pyproject.toml").is_file()
+    return (REPO / "web" / "browser" / "torch" / "__init__.py").is_file()
 
 
 def need_layer() -> None:
-    need(layer_present(), "the numpy `torch` layer is not there yet (web/browser/pyproject.toml, branch torch)")
+    need(layer_present(), "the numpy `torch` layer is not there yet (web/browser/torch, branch torch)")
 
 
 def python312() -> str | None:
@@ -91,3 +91,38 @@ def serve(site: Path, exercises: Path | None = None):
 
 def chromium_path() -> str | None:
     return shutil.which("chromium")
+
+
+def check_jobs() -> list[tuple[str, str, str | None, str, bool]]:
+    """(exercise, label, source, filename, run_only) for every browser exercise: what `check` judges."""
+    from judge.exercise import list_exercises
+
+    out = []
+    for e in list_exercises(REPO / "exercises"):
+        if "browser" not in e.modes:
+            continue
+        out += [(e.slug, "reference", None, "reference.py", False), (e.slug, "reference --run", None, "reference.py",
+                                                                      True),
+                (e.slug, "starter", e.starter, "starter.py", False)]
+        out += [(e.slug, f"mutants/{m.name}", m.read_text(), f"mutants/{m.name}", False) for m in e.mutant_paths]
+    return out
+
+
+def compare_with_local(jobs, local, browser) -> list[str]:
+    """Differences between local and browser verdicts of the same jobs, plus any broken expectation."""
+    problems = []
+    for (slug, label, *_), lv, bv in zip(jobs, local, browser):
+        where = f"{slug} {label}"
+        ls = [(t.name, t.status) for t in lv.tests]
+        bs = [(t.name, t.status) for t in bv.tests]
+        if ls != bs:
+            problems.append(f"{where}: per-test statuses differ\n  local   {ls}\n  browser {bs}\n  "
+                            f"browser message: {bv.message[:300]}")
+        if bv.mode != "browser" or lv.mode != "local":
+            problems.append(f"{where}: modes {lv.mode}/{bv.mode}")
+        if label.startswith("reference"):
+            if not bv.accepted:
+                problems.append(f"{where}: the reference is {bv.status} in the browser")
+        elif bv.accepted or bv.status == "internal_error":
+            problems.append(f"{where}: {bv.status} in the browser (must be rejected, not internal_error)")
+    return problems

@@ -1,0 +1,16 @@
+"""Every browser exercise in Pyodide through the Node runner: the reference accepted, the starter and every mutant
+rejected, each with the per-test statuses that `practice/judge.py test` gives locally on real PyTorch."""
+
+from __future__ import annotations
+
+from judge_browser import compare_with_local
+
+from judge.node_runner import NodeJob, judge_in_node
+
+
+def test_every_exercise_judges_as_locally(site, local_verdicts, judge_seed):
+    jobs, local = local_verdicts
+    browser = judge_in_node([NodeJob(slug, src, name, run, judge_seed) for slug, _, src, name, run in jobs], site=site)
+    problems = compare_with_local(jobs, local, browser)
+    assert not problems, "\n".join(problems)
+    assert len({slug for slug, *_ in jobs}) >= 5
