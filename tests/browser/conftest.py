@@ -6,7 +6,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from judge_browser import CHROMIUM_ARGS, REPO, TOY, build_browser, check_jobs, chromium_path, need, need_layer, python312
+from judge_browser import (
+    CHROMIUM_ARGS,
+    REPO,
+    TOY,
+    build_browser,
+    check_jobs,
+    chromium_path,
+    need,
+    need_layer,
+    python312,
+)
 
 
 def _need_build_tools() -> None:
