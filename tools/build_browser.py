@@ -267,10 +267,12 @@ def _subpackages(src: WheelSource) -> list[str]:
 
 
 def build_wheel(src: WheelSource, cache: Path, log: Log) -> Path:
-    """A pure-Python wheel of ``src``, rebuilt only when its sources change; reproducible bytes."""
+    """A pure-Python wheel of ``src`` with its .pyc files (Python 3.12), rebuilt only when its sources change;
+    reproducible bytes."""
     version = repo_version()
+    python = find_python312()
     inputs = [src.root / p for p in src.packages] if src.packages else [src.root]
-    key = hash_inputs(*inputs, version, json.dumps(src.package_data), "wheel-v1")[:16]
+    key = hash_inputs(*inputs, version, json.dumps(src.package_data), python, "wheel-v2")[:16]
     out = cache / "wheels" / f"{src.name}-{key}"
     found = sorted(out.glob("*.whl")) if out.is_dir() else []
     if len(found) == 1:
@@ -296,8 +298,46 @@ def build_wheel(src: WheelSource, cache: Path, log: Log) -> Path:
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
-        shutil.copyfile(wheels[0], out / wheels[0].name)
+        run([python, str(Path(__file__).resolve()), "--add-pycs", str(wheels[0]), str(out / wheels[0].name)],
+            f"compile {src.name} for Python 3.12")
     return out / wheels[0].name
+
+
+def add_pycs(src: Path, dst: Path) -> None:
+    """Copy a wheel, adding ``__pycache__/*.cpython-312.pyc`` beside each module (run by Python 3.12).
+
+    The sources stay (tracebacks, ``inspect.getsource`` of the reference solutions); the .pyc files are
+    unchecked-hash ones, used whatever the installed files' times, so Pyodide skips compiling our modules."""
+    import base64
+    import importlib.util
+    import py_compile
+
+    assert sys.version_info[:2] == (3, 12), "the .pyc files must be Pyodide's Python's (3.12)"
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(src) as zin:
+        entries = {i.filename: zin.read(i) for i in zin.infolist()}
+        record = next(n for n in entries if n.endswith(".dist-info/RECORD"))
+        extra = {}
+        for name, data in entries.items():
+            if name.endswith(".py"):
+                path = Path(tmp) / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+                cfile = Path(importlib.util.cache_from_source(str(path)))
+                py_compile.compile(str(path), cfile=str(cfile), dfile=name, doraise=True,
+                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+                extra[str(cfile.relative_to(tmp))] = cfile.read_bytes()
+        lines = [ln for ln in entries[record].decode().splitlines() if ln and not ln.startswith(record + ",")]
+        for name, data in sorted(extra.items()):
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            lines.append(f"{name},sha256={digest},{len(data)}")
+        entries.update(extra)
+        entries[record] = ("\n".join(lines + [f"{record},,"]) + "\n").encode()
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for name in sorted(entries, key=lambda n: (n.startswith(record.split("/")[0]), n)):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zout.writestr(info, entries[name])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,36 +345,37 @@ def build_wheel(src: WheelSource, cache: Path, log: Log) -> Path:
 
 
 def find_python312() -> str:
+    """A CPython 3.12, Pyodide 0.27's Python: it compiles our wheels' .pyc files and runs pyodide-build."""
     env = os.environ.get("MINISGL_PYTHON312")
     candidates = [env] if env else []
-    candidates += [shutil.which(n) for n in ("python3.12", "python3.13")]
+    candidates.append(shutil.which("python3.12"))
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     if pyenv.is_dir():
-        for d in sorted(pyenv.iterdir(), reverse=True):
-            if d.name.startswith(("3.12", "3.13")):
-                candidates.append(str(d / "bin" / "python3"))
+        candidates += [str(d / "bin" / "python3") for d in sorted(pyenv.iterdir(), reverse=True)
+                       if d.name.startswith("3.12")]
     for c in candidates:
         if c and Path(c).is_file():
             try:
-                out = subprocess.run([c, "-c", "import sys; print(sys.version_info >= (3, 12))"],
+                out = subprocess.run([c, "-c", "import sys; print(sys.version_info[:2] == (3, 12))"],
                                      capture_output=True, text=True, timeout=30)
             except (OSError, subprocess.TimeoutExpired):
                 continue
             if out.stdout.strip() == "True":
                 return c
-    raise BuildError("pyodide lockfile add-wheels needs Python >= 3.12 and none was found (tried $MINISGL_PYTHON312, "
-                     "python3.12, python3.13 on PATH, and pyenv's versions); install one (e.g. pyenv install 3.12)")
+    raise BuildError("no Python 3.12 found (tried $MINISGL_PYTHON312, python3.12 on PATH and pyenv's 3.12.*): it "
+                     "compiles the wheels for Pyodide's Python 3.12 and runs `pyodide lockfile add-wheels`; install "
+                     "one (e.g. pyenv install 3.12)")
 
 
 def lockfile_tool(cache: Path, log: Log) -> Path:
     """The ``pyodide`` command of a Python >= 3.12 venv with the pinned pyodide-build."""
     venv = cache / "venv312"
     req = TOOLS / "requirements-lockfile.txt"
-    key = hash_inputs(req)
+    python = find_python312()
+    key = hash_inputs(req, python, "venv-v2")
     exe = venv / "bin" / "pyodide"
     if stamped(venv / ".stamp", key) and exe.is_file():
         return exe
-    python = find_python312()
     log(f"venv for pyodide-build ({python})")
     if venv.exists():
         shutil.rmtree(venv)
@@ -526,7 +567,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", type=Path, action="append", default=[],
                     help="a package folder to make importable in the browser (repeatable)")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--add-pycs", nargs=2, metavar=("IN", "OUT"), help=argparse.SUPPRESS)  # run by Python 3.12
     args = ap.parse_args(argv)
+    if args.add_pycs:
+        add_pycs(Path(args.add_pycs[0]), Path(args.add_pycs[1]))
+        return 0
     try:
         build(args.out, args.exercises, args.python, quiet=args.quiet)
     except BuildError as e:

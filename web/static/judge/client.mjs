@@ -29,7 +29,7 @@ export function createJudge({ manifestURL = DEFAULT_MANIFEST, onEvent = () => {}
     return sup;
   });
   const ready = started.then((s) => s.ready());
-  ready.catch((e) => onEvent({ type: "error", message: e.message }));
+  ready.then(() => performance.mark("judge-ready"), (e) => onEvent({ type: "error", message: e.message }));
   return {
     ready,
     manifest,
