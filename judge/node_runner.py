@@ -59,12 +59,13 @@ class NodeRun:
 
     ready: dict = field(default_factory=dict)  # {"ms", "env", "build"}
     results: list[dict] = field(default_factory=list)  # per job: the runner's message (result / value / error)
+    progress: list[dict] = field(default_factory=list)  # with progress=True: boot and test progress, in order
     stderr: str = ""
 
 
 def run_node(jobs: list[dict], *, site: Path | None = None, mounts: list[tuple[str, str]] = (),
              env: dict[str, str] | None = None, sys_path: list[str] = (), timeout: float = 1800,
-             grace_ms: int | None = None) -> NodeRun:
+             grace_ms: int | None = None, progress: bool = False) -> NodeRun:
     """Run raw runner jobs (judge jobs or {"exec": code}) in one runner process."""
     why = node_missing()
     if why:
@@ -73,7 +74,7 @@ def run_node(jobs: list[dict], *, site: Path | None = None, mounts: list[tuple[s
     if not (site / "manifest.json").is_file():
         raise NodeRunnerError(f"no browser build at {site} (run `make browser` or `python tools/build_browser.py`)")
     request: dict[str, Any] = {"site": str(site), "jobs": jobs, "mounts": [list(m) for m in mounts],
-                               "env": env or {}, "sys_path": list(sys_path)}
+                               "env": env or {}, "sys_path": list(sys_path), "progress": progress}
     if grace_ms is not None:
         request["grace_ms"] = grace_ms
     with tempfile.TemporaryFile("w+") as err:
@@ -92,6 +93,8 @@ def run_node(jobs: list[dict], *, site: Path | None = None, mounts: list[tuple[s
             continue
         if msg.get("type") == "ready":
             run.ready = msg
+        elif msg.get("type") == "progress":
+            run.progress.append(msg)
         elif msg.get("index", -1) >= 0:
             run.results.append(msg)
         elif msg.get("type") == "error":

@@ -533,8 +533,11 @@ def build(out: Path | None = None, exercises: Path | None = None, python_dirs: l
     model = tiny_model_dir()
     packages = list(OFFICIAL_WHEELS[:1]) + [e["name"] for e in lock["packages"].values()
                                             if e["name"] not in OFFICIAL_WHEELS]
+    by_name = {e["name"]: f"{rt_key}/{e['file_name']}" for e in lock["packages"].values()}
+    boot = [f"{rt_key}/{n}" for n in CORE_FILES] + [lock_rel] + [by_name[p] for p in packages] + [data_rel]
     manifest = {
         "version": 1,
+        "boot": boot,  # what a worker fetches, in order (progress: loaded / total bytes)
         "pyodide": PYODIDE_VERSION,
         "indexURL": f"{rt_key}/",
         "lockFileURL": lock_rel,

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import random
 import shutil
 import socket
 import sys
+import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -126,3 +130,77 @@ def compare_with_local(jobs, local, browser) -> list[str]:
         elif bv.accepted or bv.status == "internal_error":
             problems.append(f"{where}: {bv.status} in the browser (must be rejected, not internal_error)")
     return problems
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What the tests share, computed once per session (a conftest.py here would shadow tests/conftest.py: pytest
+# imports every conftest.py as the module "conftest", and the suite's modules do `from conftest import ...`).
+# Each test module wraps these in its own fixtures.
+
+
+def need_build_tools() -> None:
+    need(shutil.which("node") is not None, "node is not installed (apt-get install nodejs npm)")
+    need(shutil.which("npm") is not None, "npm is not installed (apt-get install npm)")
+    need(python312() is not None, "no Python 3.12 (Pyodide's Python) for the wheels and the lock (pyenv install 3.12)")
+
+
+@functools.cache
+def _site() -> Path:
+    return build_browser.build(quiet=True).parent
+
+
+def site() -> Path:
+    """The site's own build (tools/build_browser.py, incremental): the real exercises."""
+    need_build_tools()
+    return _site()
+
+
+@functools.cache
+def _toy_site() -> Path:
+    out = Path(tempfile.mkdtemp(prefix="judge-toy-site-"))
+    atexit.register(shutil.rmtree, out, True)
+    return build_browser.build(out, TOY / "exercises", [TOY / "toyengine"], quiet=True).parent
+
+
+def toy_site() -> Path:
+    """A build with the toy exercise of the judge's tests (tests/fixtures/toy) and its torch-free engine."""
+    need_build_tools()
+    return _toy_site()
+
+
+@functools.cache
+def judge_seed() -> int:
+    """One seed for every judging of a session, local and browser alike (printed, to reproduce a failure)."""
+    seed = random.SystemRandom().randrange(2**31)
+    print(f"\njudge seed for the browser comparisons: {seed}")
+    return seed
+
+
+@functools.cache
+def _local_verdicts() -> tuple[list, list]:
+    from judge.exercise import find_exercise
+    from judge.isolation import Job, judge_batch
+
+    jobs = check_jobs()
+    return jobs, judge_batch([Job(find_exercise(slug, REPO / "exercises"), src, name, "local", run_only=run,
+                                  seed=judge_seed()) for slug, _, src, name, run in jobs])
+
+
+def local_verdicts() -> tuple[list, list]:
+    """What `practice/judge.py test --seed S` gives for each job of check_jobs(): isolated children, mode local."""
+    need_layer()
+    return _local_verdicts()
+
+
+@contextmanager
+def chromium():
+    """Debian's chromium through Playwright (never `playwright install`)."""
+    need(chromium_path() is not None, "chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

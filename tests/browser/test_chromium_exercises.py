@@ -3,6 +3,7 @@ reference accepted, the starter and every mutant rejected, with the per-test sta
 
 from __future__ import annotations
 
+import judge_browser
 from judge_browser import REPO, compare_with_local, serve
 
 from judge.verdict import Verdict
@@ -10,9 +11,11 @@ from judge.verdict import Verdict
 JUDGE = "([slug, src, opts]) => window.judge.judge(slug, src, opts)"
 
 
-def test_every_exercise_judges_as_locally_in_chromium(chromium, site, local_verdicts, judge_seed):
-    jobs, local = local_verdicts
-    with serve(site, REPO / "exercises") as base:
+def test_every_exercise_judges_as_locally_in_chromium():
+    site = judge_browser.site()
+    jobs, local = judge_browser.local_verdicts()
+    judge_seed = judge_browser.judge_seed()
+    with judge_browser.chromium() as chromium, serve(site, REPO / "exercises") as base:
         context = chromium.new_context()
         page = context.new_page()
         page.set_default_timeout(240_000)

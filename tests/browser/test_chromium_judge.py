@@ -7,11 +7,23 @@ import json
 import shutil
 from pathlib import Path
 
+import judge_browser
 import pytest
 from judge_browser import TOY, serve, toy_sources
 
 BOOT_MS = 240_000  # a cold boot on a busy 2-core machine; measured in benchmarks/browser.py
 JUDGE = "([slug, src, opts]) => window.judge.judge(slug, src, opts)"
+
+
+@pytest.fixture(scope="module")
+def toy_site():
+    return judge_browser.toy_site()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with judge_browser.chromium() as browser:
+        yield browser
 
 
 def open_page(browser, url: str, blocked: list[str] | None = None, seen: list[str] | None = None):

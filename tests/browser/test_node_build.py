@@ -8,10 +8,21 @@ import shutil
 import time
 from pathlib import Path
 
+import judge_browser
 import pytest
 from judge_browser import REPO, TOY, build_browser
 
 from web import create_app
+
+
+@pytest.fixture(scope="module")
+def site():
+    return judge_browser.site()
+
+
+@pytest.fixture(scope="module")
+def toy_site():
+    return judge_browser.toy_site()
 
 
 def sha(p: Path) -> str:

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import judge_browser
 import pytest
 from judge_browser import REPO, TOY, toy_sources
 
@@ -18,6 +19,11 @@ from judge.verdict import TestResult, Verdict
 LIMIT_S = 5.0  # the toy exercise's test_time_limit
 SLACK_S = 2.0  # the bound: a looping test ends within its limit plus 2 s
 ORDER = ["good", "loop_in_target", "good", "loop_at_module_level", "good", "os_exit", "good"]
+
+
+@pytest.fixture(scope="module")
+def toy_site():
+    return judge_browser.toy_site()
 
 
 def statuses(v: Verdict) -> list[tuple[str, str]]:
@@ -39,7 +45,7 @@ def hostile_run(toy_site, tmp_path_factory) -> tuple[NodeRun, list[dict]]:
     jobs = [{"exercise": "toy-counter-fast", "source": src["good"], "seed": 7}]
     jobs += [{"exercise": "toy-counter", "source": src[k], "seed": 7} for k in ORDER]
     run = run_node(jobs, site=toy_site, mounts=[(str(ex), "/host-exercises")],
-                   env={"MINISGL_EXERCISES": "/host-exercises"})
+                   env={"MINISGL_EXERCISES": "/host-exercises"}, progress=True)
     return run, jobs
 
 
@@ -53,6 +59,21 @@ def test_deadlines_start_with_the_tests_not_while_pyodide_boots(hostile_run):
     assert run.ready["ms"] > 1500, "the boot was shorter than the run limit: this test proves nothing"
     v = Verdict.from_dict(run.results[0]["verdict"])
     assert v.status != "timeout" and any(t.status == "pass" for t in v.tests), v.to_dict()
+
+
+def test_loading_reports_what_and_how_much(hostile_run, toy_site):
+    run, _ = hostile_run
+    boot = [p for p in run.progress if p.get("stage") == "boot"]
+    manifest = json.loads((toy_site / "manifest.json").read_text())
+    total = sum(manifest["files"][rel]["size"] for rel in manifest["boot"])
+    first = boot[: next(i for i, p in enumerate(boot) if p["what"] == "ready") + 1]
+    steps = ["pyodide.mjs", "runtime", "packages", "data", "imports", "ready"]
+    assert [p["what"].split(":")[0] for p in first] == steps
+    assert all(p["total"] == total for p in first)
+    assert [p["loaded"] for p in first] == sorted(p["loaded"] for p in first) and first[-1]["loaded"] == total
+    assert set(run.ready["env"]["timings"]) == {"pyodide.mjs", "runtime", "packages", "data", "imports"}
+    tests = [p for p in run.progress if p.get("event") in ("load", "plan", "test_start", "test_end")]
+    assert tests[0]["event"] == "load" and tests[0]["limits"] == {"test_s": 1.0, "run_s": 1.5}
 
 
 def test_a_looping_test_is_interrupted_and_the_others_still_run(hostile_run):

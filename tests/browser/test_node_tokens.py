@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import judge_browser
 import pytest
 from judge_browser import need_layer
 
@@ -45,6 +46,11 @@ for name, path in MODELS.items():
     RESULT[f"{name} sampled seed=1234"] = run(path, False, 1, "radix", "torch", sampled)
     RESULT[f"{name} sampled alone"] = run(path, True, 16, "naive", "torch_static", sampled[1], PROMPTS[1:2])
 """
+
+
+@pytest.fixture(scope="module")
+def site():
+    return judge_browser.site()
 
 
 @pytest.fixture(scope="module")

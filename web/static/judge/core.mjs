@@ -31,7 +31,8 @@ export function serve(host) {
     const options = init.options || {};
     const files = manifest.files;
     const coreNames = ["pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"].map((n) => manifest.indexURL + n);
-    const total = Object.values(files).reduce((a, f) => a + f.size, 0);
+    coreNames.push(manifest.lockFileURL);
+    const total = (manifest.boot || Object.keys(files)).reduce((a, rel) => a + files[rel].size, 0);
     let loaded = 0;
     const timings = {};
     let mark = Date.now();
@@ -67,7 +68,8 @@ export function serve(host) {
     if (missing.length) {
       throw new Error(`could not load the package(s) ${missing.join(", ")}: ${errors.join("; ") || "unknown error"}`);
     }
-    for (const [rel, f] of Object.entries(files)) if (rel.endsWith(".whl") && f) loaded += f.size;
+    const wheels = (manifest.boot || []).filter((rel) => rel.endsWith(".whl"));
+    for (const rel of wheels) loaded += files[rel].size;
     step("data: exercises and the tiny model");
     const data = await host.readBytes(manifest.data.url);
     pyodide.unpackArchive(data, "zip", { extractDir: manifest.data.extract });

@@ -4,7 +4,7 @@
 //   node web/static/judge/node-runner.mjs < request.json
 //   request: {"site": ".cache/browser/site", "jobs": [{"exercise": slug, "source": str|null, "run_only": bool,
 //             "seed": int|null, "filename": str} | {"exec": python code}], "mounts": [[host, guest]],
-//             "env": {K: V}, "sys_path": [guest dirs], "progress": bool}
+//             "env": {K: V}, "sys_path": [guest dirs], "progress": bool (also print the progress events)}
 //   stdout: one JSON object a line: {"type":"ready",...}, then per job {"type":"result","index":i,"verdict":...,
 //           "restarted":bool,"ms":n} | {"type":"value","index":i,"value":...} | {"type":"error","index":i,"message":...}
 // What the learner's code prints never reaches stdout (the worker thread's stdout is piped to stderr).
@@ -39,7 +39,7 @@ const sup = new Supervisor({
   init: { manifest, options: { mounts: request.mounts || [], env: request.env || {}, sys_path: request.sys_path || [] } },
   graceMs: request.grace_ms ?? 1500,
   onEvent: (ev) => {
-    if (request.progress && ev.type === "progress") process.stderr.write(JSON.stringify(ev) + "\n");
+    if (request.progress && ev.type === "progress") out(ev);
   },
 });
 
