@@ -7,8 +7,10 @@
          [--run]              only the visible test_example* tests ("Run"); default: all ("Submit")
          [--json]             print only the verdict JSON
          [--mode local|gpu]
+         [--trusted]          judged as the grading server does (a referee process decides)
+         [--seed N]           the hidden inputs of an earlier judging again
     solution ID               the reference solution (the engine's own code)
-    check [ID...]             maintainers: reference passes, starter and every mutant fail, ...
+    check [ID...] [--trusted] maintainers: reference and alternatives pass, starter and mutants fail
           [--browser]         ... in Pyodide, through the Node runner (builds the browser assets first)
     doctor                    what this machine can judge
 
@@ -19,43 +21,19 @@ The parent never imports torch except for ``solution`` and ``doctor``; judging r
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import shutil
 import sys
-import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .exercise import REPO_ROOT, Exercise, ExerciseError, find_exercise, list_exercises, load_chapters
-from .verdict import Verdict
-
-STATUS_TEXT = {
-    "accepted": "ACCEPTED",
-    "wrong_answer": "WRONG ANSWER",
-    "runtime_error": "RUNTIME ERROR",
-    "compile_error": "COMPILE ERROR",
-    "timeout": "TIME LIMIT EXCEEDED",
-    "internal_error": "INTERNAL ERROR (not your fault)",
-}
+from .exercise import REPO_ROOT, ExerciseError, find_exercise, list_exercises, load_chapters
+from .report import format_verdict, style_for
 
 
 def workspace_dir() -> Path:
     env = os.environ.get("MINISGL_WORKSPACE")
     return Path(env) if env else REPO_ROOT / "practice" / "workspace"
-
-
-class _Style:
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-
-    def __call__(self, text: str, code: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if self.enabled else text
-
-
-def _style_for(stream) -> _Style:
-    return _Style(hasattr(stream, "isatty") and stream.isatty() and not os.environ.get("NO_COLOR")
-                  and os.environ.get("TERM") != "dumb")
 
 
 def _rel(path: Path) -> str:
@@ -67,51 +45,6 @@ def _rel(path: Path) -> str:
 
 def _entry() -> str:
     return "python practice/judge.py"
-
-
-# ----------------------------------------------------------------------------------------------
-# the readable report
-
-
-def format_verdict(v: Verdict, style: _Style | None = None) -> str:
-    c = style or _Style(False)
-    lines = []
-    what = "Run (visible examples only)" if v.run else "Submit (all tests)"
-    dev = v.env.gpu or v.env.device
-    lines.append(c(f"{v.exercise}", "1") + f"  ·  {what}  ·  mode {v.mode}  ·  {dev}")
-    if v.output:
-        lines.append(c("  output while loading your file:", "2"))
-        lines.extend("    " + ln for ln in v.output.rstrip().splitlines())
-    for t in v.tests:
-        mark = {"pass": c("PASS", "32"), "fail": c("FAIL", "31"), "error": c("ERROR", "31"),
-                "timeout": c("TIMEOUT", "33"), "skip": c("SKIP", "2")}[t.status]
-        hidden = "" if t.visible else c(" (hidden)", "2")
-        ms = f"{t.ms:.0f} ms" if t.status != "skip" else ""
-        lines.append(f"  {mark:<6} {t.name}{hidden}  {c(ms, '2')}".rstrip())
-        if t.doc and t.status in ("fail", "error", "timeout"):
-            lines.extend(c(f"         {ln}", "2") for ln in textwrap.wrap(" ".join(t.doc.split()), 90))
-        if t.message and t.status != "pass":
-            lines.extend("         " + ln for ln in t.message.rstrip().splitlines())
-        if t.output and t.status != "pass":
-            lines.append(c("         output:", "2"))
-            lines.extend("           " + ln for ln in t.output.rstrip().splitlines()[:40])
-    if v.message and not any(t.message == v.message for t in v.tests):
-        lines.append("")
-        lines.extend("  " + ln for ln in v.message.rstrip().splitlines())
-    color = "32" if v.accepted else ("33" if v.status in ("timeout", "internal_error") else "31")
-    counts = f"{v.passed}/{v.total} passed"
-    if v.failed:
-        counts += f", {v.failed} failed"
-    if v.skipped:
-        counts += f", {v.skipped} skipped"
-    lines.append("")
-    verdict = c(f"Verdict: {STATUS_TEXT.get(v.status, v.status)}", "1;" + color)
-    lines.append(verdict + f"  ({counts}, {v.ms / 1000:.1f} s)")
-    if v.metrics:
-        lines.append("  metrics: " + ", ".join(f"{k}={val:g}" for k, val in v.metrics.items()))
-    if v.accepted and v.run:
-        lines.append(c("  The visible examples pass. Now submit: drop --run to run all the tests.", "2"))
-    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -170,26 +103,30 @@ def cmd_test(args) -> int:
         hint = f" (run `{_entry()} start {e.slug}` first)" if not args.file else ""
         print(f"no such file: {_rel(path)}{hint}", file=sys.stderr)
         return 2
-    source = path.read_text(encoding="utf-8")
-    if args.in_process:
-        from .harness import judge_source
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as ex:
+        print(f"cannot read {_rel(path)}: {ex}", file=sys.stderr)
+        return 2
+    name = str(path.resolve())
+    if args.trusted:
+        from .referee import judge_trusted
 
-        v = judge_source(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run, seed=args.seed)
+        v = judge_trusted(e, source, filename=name, mode=args.mode, run_only=args.run, seed=args.seed)
     else:
         from .isolation import judge_isolated
 
-        v = judge_isolated(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run,
-                           seed=args.seed)
+        v = judge_isolated(e, source, filename=name, mode=args.mode, run_only=args.run, seed=args.seed)
     if args.json:
         print(v.to_json())
     else:
-        print(format_verdict(v, _style_for(sys.stdout)))
+        print(format_verdict(v, style_for(sys.stdout)))
     return 0 if v.accepted else 1
 
 
 def cmd_solution(args) -> int:
     e = find_exercise(args.id, args.exercises)
-    from .binding import reference_source
+    from .reference import reference_source
 
     print(reference_source(e), end="")
     return 0
@@ -224,119 +161,9 @@ def cmd_doctor(args) -> int:
     return 0
 
 
-# ----------------------------------------------------------------------------------------------
-# check: the maintainers' validation
-
-
-def _has_example(e: Exercise) -> bool:
-    try:
-        tree = ast.parse(e.tests_path.read_text(encoding="utf-8"))
-    except SyntaxError:
-        return False
-    return any(isinstance(n, ast.FunctionDef) and n.name.startswith("test_example") for n in tree.body)
-
-
-def _static_problems(e: Exercise) -> list[str]:
-    problems: list[str] = []
-    if not e.statement.strip():
-        problems.append("statement.md is empty")
-    if not e.explanation.strip():
-        problems.append("explanation.md is empty")
-    if not _has_example(e):
-        problems.append("tests.py has no visible test_example* test")
-    if len(e.mutant_paths) < 3:
-        problems.append(f"only {len(e.mutant_paths)} mutant(s) in mutants/ (at least 3 expected)")
-    return problems
-
-
-def _check_jobs(e: Exercise) -> list[tuple[str | None, str, bool]]:
-    """(source, filename, run_only) of a check: the reference (Submit, Run), the starter, every mutant."""
-    return ([(None, "reference.py", False), (None, "reference.py", True), (e.starter, "starter.py", False)]
-            + [(m.read_text(encoding="utf-8"), f"mutants/{m.name}", False) for m in e.mutant_paths])
-
-
-def _verdict_problems(e: Exercise, mode: str, verdicts: list[Verdict]) -> list[str]:
-    problems: list[str] = []
-    ref, ref_run, starter, muts = verdicts[0], verdicts[1], verdicts[2], verdicts[3:]
-    if not ref.accepted:
-        problems.append(f"[{mode}] the reference is not accepted: {ref.status}: {_why(ref)}")
-    if not ref_run.accepted:
-        problems.append(f"[{mode}] the reference is not accepted by Run (--run): {ref_run.status}: {_why(ref_run)}")
-    if starter.accepted or starter.status == "internal_error":
-        problems.append(f"[{mode}] the starter is {starter.status} (it must fail, and not with an internal error)"
-                        + (f": {_why(starter)}" if starter.status == "internal_error" else ""))
-    for m, v in zip(e.mutant_paths, muts):
-        if v.accepted or v.status == "internal_error":
-            problems.append(f"[{mode}] mutant {m.name} is {v.status} (it must fail, and not with an internal error)"
-                            + (f": {_why(v)}" if v.status == "internal_error" else ""))
-    return problems
-
-
-def check_exercise(e: Exercise, modes: list[str] | None = None) -> list[str]:
-    """Problems found with one exercise (empty: it is valid)."""
-    from .isolation import Job, judge_batch
-
-    problems = _static_problems(e)
-    if modes is None:
-        modes = ["local"]
-        if "gpu" in e.modes and _cuda_here():
-            modes.append("gpu")
-    for mode in modes:
-        if mode not in e.modes:
-            continue
-        verdicts = judge_batch([Job(e, src, name, mode, run_only=run) for src, name, run in _check_jobs(e)])
-        problems += _verdict_problems(e, mode, verdicts)
-    return problems
-
-
-def check_browser(exercises: list[Exercise], root: Path | None) -> list[list[str]]:
-    """Problems of each exercise judged in Pyodide through the Node runner (those that list ``browser``)."""
-    from .node_runner import NodeJob, judge_in_node
-
-    todo = [e for e in exercises if "browser" in e.modes]
-    jobs = [NodeJob(e.slug, src, name, run) for e in todo for src, name, run in _check_jobs(e)]
-    verdicts = judge_in_node(jobs, exercises=root or todo[0].path.parent) if jobs else []
-    out, at = {}, 0
-    for e in todo:
-        n = len(_check_jobs(e))
-        out[e.slug] = _verdict_problems(e, "browser", verdicts[at:at + n])
-        at += n
-    return [_static_problems(e) + out[e.slug] if e.slug in out else ["[browser] not judged in mode browser"]
-            for e in exercises]
-
-
-def _why(v: Verdict) -> str:
-    if v.message:
-        return v.message.strip().splitlines()[0][:300]
-    bad = [t for t in v.tests if t.status not in ("pass", "skip")]
-    if bad:
-        return f"{bad[0].name}: " + (bad[0].message.strip().splitlines() or [""])[0][:300]
-    return ""
-
-
-def _cuda_here() -> bool:
-    if shutil.which("nvidia-smi") is None and not os.path.exists("/dev/nvidia0"):
-        return False
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _build_browser() -> str | None:
-    """Bring the browser assets up to date (tools/build_browser.py is incremental); an error message or None."""
-    import subprocess
-
-    tool = REPO_ROOT / "tools" / "build_browser.py"
-    if not tool.is_file():
-        return None  # an installed judge: use the assets as they are
-    proc = subprocess.run([sys.executable, str(tool), "--quiet"], capture_output=True, text=True)
-    return None if proc.returncode == 0 else (proc.stderr.strip() or f"{tool} failed")
-
-
 def cmd_check(args) -> int:
+    from .validate import check_exercise
+
     if args.ids:
         exercises = [find_exercise(i, args.exercises) for i in args.ids]
     else:
@@ -344,25 +171,27 @@ def cmd_check(args) -> int:
     if not exercises:
         print("no exercises found", file=sys.stderr)
         return 1
-    style = _style_for(sys.stdout)
+    style = style_for(sys.stdout)
     if args.browser:
-        err = _build_browser()
+        from .browser_check import build_assets, check_browser
+        from .node_runner import NodeRunnerError
+
+        err = build_assets()
         if err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-        from .node_runner import NodeRunnerError
-
         try:
             results = check_browser(exercises, Path(args.exercises) if args.exercises else None)
-        except NodeRunnerError as e:
-            print(f"error: {e}", file=sys.stderr)
+        except NodeRunnerError as ex:
+            print(f"error: {ex}", file=sys.stderr)
             return 2
     else:
         workers = max(1, min(len(exercises), args.jobs or os.cpu_count() or 1))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(check_exercise, exercises))
+            results = list(pool.map(lambda e: check_exercise(e, trusted=args.trusted), exercises))
     bad = 0
-    for e, problems in zip(exercises, results):
+    for e, report in zip(exercises, results):
+        problems = report.problems
         if problems:
             bad += 1
             print(style("FAIL", "31") + f" {e.slug}")
@@ -370,8 +199,11 @@ def cmd_check(args) -> int:
                 print("     - " + p.replace("\n", "\n       "))
         else:
             n = len(e.mutant_paths)
-            where = " in the browser (Pyodide, Node runner)" if args.browser else ""
-            print(style("ok  ", "32") + f" {e.slug}  (reference accepted; starter and {n} mutants fail{where})")
+            mode = ", same verdicts in trusted mode" if args.trusted else ""
+            if args.browser:
+                mode = " in Pyodide (Node runner)" if "browser" in e.modes else " (not judged: no browser mode)"
+            print(style("ok  ", "32") + f" {e.slug}  (reference and alternatives accepted; starter and {n} mutants "
+                                        f"fail{mode}; {report.judged} judgings)")
     print(f"\n{len(exercises) - bad}/{len(exercises)} exercises valid")
     return 1 if bad else 0
 
@@ -395,9 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="store_true", help="only the visible test_example* tests")
     p.add_argument("--json", action="store_true", help="print only the verdict JSON")
     p.add_argument("--mode", choices=["local", "gpu"], default="local")
-    p.add_argument("--seed", type=int, default=None,
-                   help="the seed of the hidden inputs (default: drawn per judging); the same seed, the same inputs")
-    p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # debugging: no child process
+    p.add_argument("--trusted", action="store_true",
+                   help="judge as the grading server does: a referee process decides (docs/judge.md)")
+    p.add_argument("--seed", type=int, default=None, help="the seed of the hidden inputs (default: a new one)")
     p.set_defaults(fn=cmd_test)
     p = sub.add_parser("solution", help="print the reference solution")
     p.add_argument("id")
@@ -407,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=0, help="exercises checked in parallel (default: CPU count)")
     p.add_argument("--browser", action="store_true",
                    help="judge in Pyodide through the Node runner instead (the exercises that list browser)")
+    p.add_argument("--trusted", action="store_true", help="also judge every file in trusted mode: same verdicts")
     p.set_defaults(fn=cmd_check)
     sub.add_parser("doctor", help="what this machine can judge").set_defaults(fn=cmd_doctor)
     return ap

@@ -69,7 +69,7 @@ def test_exit_codes_and_json(tmp_path):
     r = judge("test", "graph-bs-list", str(ALT), "--json")
     assert r.returncode == 0
     v = json.loads(r.stdout)  # --json prints the verdict JSON and nothing else
-    assert v["status"] == "accepted" and v["version"] == 1 and v["exercise"] == "graph-bs-list"
+    assert v["status"] == "accepted" and v["version"] == 2 and v["exercise"] == "graph-bs-list"
     r = judge("test", "graph-bs-list", str(MUTANT), "--json")
     assert r.returncode == 1 and json.loads(r.stdout)["status"] == "wrong_answer"
     r = judge("test", "graph-bs-list", str(tmp_path / "missing.py"))

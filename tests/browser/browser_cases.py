@@ -306,6 +306,8 @@ def size_and_metadata(T, g):
             for d in range(-len(shape) - 1, len(shape) + 1):
                 out.append(g.run(t.size, d))
             out.append(g.run(len, t))
+    s = T.zeros(2, 3).shape
+    out += [s + (4,), repr(s + (4,)), type(s + (4,)).__name__, (1,) + s, type((1,) + s).__name__, repr(s[1:])]
     return out
 
 
@@ -1426,6 +1428,7 @@ def scaled_dot_product_attention(T, g):
 def generator_and_multinomial(T, g):
     out = []
     gen = T.Generator()
+    out += [T.Generator().initial_seed(), T.default_generator.initial_seed() != T.Generator().initial_seed()]
     out += [
         gen.manual_seed(7) is gen,
         gen.initial_seed(),

@@ -111,6 +111,17 @@ def test_os_exit_restarts_the_worker_with_a_runtime_error(hostile_run):
     assert statuses(verdict(run, 6)) == statuses(verdict(run, 0)), "the restarted worker judges"
 
 
+def test_every_verdict_has_the_schema_and_says_advisory(hostile_run):
+    import jsonschema
+
+    schema = json.loads((REPO / "judge" / "verdict.schema.json").read_text())
+    run, _ = hostile_run
+    for msg in run.results:  # the worker's verdicts and those the supervisor built after a restart
+        jsonschema.validate(msg["verdict"], schema)
+        assert msg["verdict"]["trust"]["level"] == "advisory" and msg["verdict"]["mode"] == "browser"
+        assert msg["verdict"]["seed"] == 7
+
+
 def test_node_runner_judges_like_the_python_core(hostile_run):
     """The toy in Pyodide gets the per-test statuses of the same judge core on CPython (browser mode)."""
     from judge.exercise import find_exercise

@@ -41,9 +41,6 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
-    def __reduce__(self) -> tuple:
-        return (device, (str(self),))
-
     def __enter__(self) -> device:
         _stack.append(self)
         return self

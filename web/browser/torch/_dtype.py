@@ -18,11 +18,8 @@ class dtype:
     def __repr__(self) -> str:
         return f"torch.{self._name}"
 
-    def __reduce__(self) -> str:
-        return self._name  # pickled (and deep-copied) as the module attribute torch.<name>
-
     def __deepcopy__(self, memo: dict) -> dtype:
-        return self
+        return self  # one object per dtype, as in torch
 
 
 def _make(name: str, np_type: type | None, itemsize: int, floating: bool, signed: bool) -> dtype:
@@ -99,13 +96,16 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
 
 def result_type(*operands: object) -> dtype:
     """torch.result_type over tensors (dimensioned, then 0-d) and Python scalars, in that priority."""
-    from ._tensor import Tensor
-
+    if len(operands) == 2:  # the common case first: two tensors of one dtype, both 0-d or both not
+        a, b = getattr(operands[0], "_a", None), getattr(operands[1], "_a", None)
+        if a is not None and b is not None and a.dtype == b.dtype and bool(a.ndim) == bool(b.ndim):
+            return FROM_NUMPY[a.dtype]
     dim = zero = wrapped = None
     for x in operands:
-        if isinstance(x, Tensor):
-            d = of(x._a)
-            if x._a.ndim:
+        a = getattr(x, "_a", None)  # a Tensor (this module cannot import the class: it is imported by it)
+        if a is not None:
+            d = FROM_NUMPY[a.dtype]
+            if a.ndim:
                 dim = d if dim is None else promote_types(dim, d)
             else:
                 zero = d if zero is None else promote_types(zero, d)

@@ -52,10 +52,13 @@ def _broadcast_error(a: Any, b: Any) -> RuntimeError:
                         "dimension")
 
 
-def _apply(fn: Any, a: Any, b: Any, rt: D.dtype) -> Any:
+def _apply(fn: Any, a: Any, b: Any, rt: D.dtype, quiet: bool = True) -> Any:
+    """fn on both operands in dtype rt; quiet: no numpy warnings (torch divides by zero without a word)."""
     x, y = _operands(a, b, rt)
     try:
-        with np.errstate(all="ignore"):  # torch gives inf and nan without a word
+        if not quiet:
+            return fn(x, y)
+        with np.errstate(all="ignore"):
             return fn(x, y)
     except ValueError:
         raise _broadcast_error(a, b) from None
@@ -65,7 +68,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     if alpha != 1:
         raise missing("torch.add(alpha=...)")
     rt = D.result_type(a, b)
-    return _result(_apply(np.add, a, b, rt), rt)
+    return _result(_apply(np.add, a, b, rt, quiet=False), rt)
 
 
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
@@ -79,12 +82,12 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     if any(bools):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
-    return _result(_apply(np.subtract, a, b, rt), rt)
+    return _result(_apply(np.subtract, a, b, rt, quiet=False), rt)
 
 
 def mul(a: Any, b: Any) -> Tensor:
     rt = D.result_type(a, b)
-    return _result(_apply(np.multiply, a, b, rt), rt)
+    return _result(_apply(np.multiply, a, b, rt, quiet=False), rt)
 
 
 def _no_int_zero(a: Any, b: Any, rt: D.dtype) -> None:
@@ -148,7 +151,7 @@ def _int_power(x: Any, y: Any) -> Any:
 
 def compare(name: str, a: Any, b: Any) -> Tensor:
     rt = D.result_type(a, b)
-    return wrap(_apply(_COMPARE[name], a, b, rt))
+    return wrap(_apply(_COMPARE[name], a, b, rt, quiet=False))
 
 
 def bitwise(name: str, a: Any, b: Any) -> Tensor:
@@ -210,7 +213,7 @@ def cos(t: Tensor) -> Tensor:
     return _float_unary(np.cos, t)
 
 
-def sigmoid_mul(t: Tensor) -> Tensor:
+def silu(t: Tensor) -> Tensor:
     """x * sigmoid(x) (silu), computed as torch does, x / (1 + exp(-x)); floats only."""
     if t._a.dtype.kind != "f":
         raise NotImplementedError(f"\"silu_cpu\" not implemented for '{_NAMES[t.dtype]}'")

@@ -8,6 +8,7 @@ inverse of the cumulative distribution."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from . import _device
 from ._tensor import Tensor, wrap
 from ._unsupported import missing
 
-DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val
+DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val: the seed of a new Generator
 
 
 class Generator:
@@ -42,7 +43,7 @@ class Generator:
         return (((raw >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53).reshape(shape)
 
 
-default_generator = Generator()
+default_generator = Generator().manual_seed(int.from_bytes(os.urandom(8), "little"))  # as torch: a random seed
 
 
 def manual_seed(seed: int) -> Generator:

@@ -137,7 +137,7 @@ def repeat_interleave(t: Tensor, repeats: Any, dim: int | None = None, *, output
         r = repeats
     if np.any(np.asarray(r) < 0):
         raise RuntimeError("Repeats must be non-negative")
-    out = np.repeat(a, r, axis=axis)
+    out = np.repeat(a, r if isinstance(r, int) else r.astype(np.intp), axis=axis)  # intp: 32 bits in Pyodide
     if output_size is not None and out.shape[axis] != output_size:
         raise RuntimeError("allocated size does not match required size")
     return wrap(out)

@@ -14,6 +14,12 @@ class Size(tuple):
         out = tuple.__getitem__(self, key)
         return Size(out) if isinstance(key, slice) else out
 
+    def __add__(self, other: tuple) -> Size:  # type: ignore[override]
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: tuple) -> Size:
+        return Size(tuple.__add__(other, self))
+
     def numel(self) -> int:
         n = 1
         for s in self:

@@ -7,6 +7,7 @@ an endless test is interrupted (KeyboardInterrupt inside it: ``timeout``), anyth
 
 import json
 import os
+import random
 import sys
 
 
@@ -16,8 +17,9 @@ def setup(env_json, sys_path_json):
         if p not in sys.path:
             sys.path.insert(0, p)
     import judge.harness  # noqa: F401 - imported now, so the first verdict does not pay for it
+    from judge.verdict import VERSION
 
-    info = {"python": sys.version.split()[0]}
+    info = {"python": sys.version.split()[0], "verdict_version": VERSION}
     try:
         import numpy
 
@@ -32,9 +34,9 @@ def setup(env_json, sys_path_json):
 
 
 def run_job(job_json, emit):
-    from judge.binding import reference_source
     from judge.exercise import ExerciseError, find_exercise
     from judge.harness import judge_source
+    from judge.reference import reference_source
 
     job = json.loads(job_json)
     try:
@@ -46,19 +48,24 @@ def run_job(job_json, emit):
         try:
             source = reference_source(exercise)
         except Exception as e:  # noqa: BLE001 - the exercise's fault, never the learner's
-            from judge.verdict import Verdict
+            from judge.verdict import Trust, Verdict
 
             v = Verdict(status="internal_error", exercise=exercise.slug, mode="browser", run=bool(job.get("run_only")),
-                        message=f"The exercise's reference solution could not be read: {type(e).__name__}: {e}")
+                        message=f"The exercise's reference solution could not be read: {type(e).__name__}: {e}",
+                        trust=Trust(level="advisory", measures=["in-process"]))
             return json.dumps({"verdict": v.finalize().to_dict()})
-    emit(json.dumps({"event": "load", "limits": {"test_s": exercise.test_time_limit, "run_s": exercise.time_limit}}))
     seed = job.get("seed")
+    seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
+    limits = {"test_s": exercise.test_time_limit, "run_s": exercise.time_limit}
+
+    def on_event(ev):
+        if ev.get("event") == "load":  # the learner's code runs next: the supervisor's clocks start here
+            ev = {**ev, "limits": limits, "seed": seed}
+        emit(json.dumps(ev))
+
     try:
-        verdict = judge_source(
-            exercise, str(source), filename=str(job.get("filename") or "submission.py"), mode="browser",
-            run_only=bool(job.get("run_only")), on_event=lambda ev: emit(json.dumps(ev)),
-            seed=None if seed is None else int(seed),
-        )
+        verdict = judge_source(exercise, str(source), filename=str(job.get("filename") or "submission.py"),
+                               mode="browser", run_only=bool(job.get("run_only")), on_event=on_event, seed=seed)
     except KeyboardInterrupt:  # an interrupt that landed between two tests: the supervisor restarts the worker
         return json.dumps({"interrupted": True})
     return json.dumps({"verdict": verdict.to_dict()})

@@ -59,7 +59,9 @@ function partial(job, st, env, status, message, currentStatus, currentMessage) {
   return finalize({
     status, exercise: String(job.exercise), mode: "browser", run: Boolean(job.run_only), passed: 0, failed: 0,
     skipped: 0, total: 0, ms: Math.round((now() - st.started) * 10) / 10, message, output: "",
-    env: { python: env.python || "", torch: env.torch || null, device: "cpu", gpu: null }, tests, version: 1,
+    env: { python: env.python || "", torch: env.torch || null, device: "cpu", gpu: null }, tests,
+    seed: st.seed ?? (job.seed ?? null), trust: { level: "advisory", measures: ["in-process", "worker-restarted"] },
+    version: env.verdict_version ?? 2,
   });
 }
 
@@ -226,9 +228,10 @@ export class Supervisor {
         this.onEvent(m);
         if (m.event === "load") {
           st.loading = true;
-          st.limits = m.limits;
-          later("load", m.limits.test_s, () => stop("load"));
-          later("run", m.limits.run_s, () => stop("run"));
+          if (m.limits) st.limits = m.limits;
+          if (m.seed !== undefined) st.seed = m.seed;
+          later("load", st.limits.test_s, () => stop("load"));
+          later("run", st.limits.run_s, () => stop("run"));
         } else if (m.event === "plan") {
           st.planned = true;
           st.plan = m.tests.slice();

@@ -32,7 +32,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    out = _ops.sigmoid_mul(input)
+    out = _ops.silu(input)
     return input.copy_(out) if inplace else out
 
 
@@ -82,3 +82,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         total = e.sum(axis=-1, keepdims=True)
         probs = np.where(total > 0, e / np.where(total > 0, total, 1), 0).astype(q.dtype)
     return wrap(np.matmul(probs, v))
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("_"):
+        raise AttributeError(name)
+    raise missing(f"torch.nn.functional.{name}")
