@@ -319,6 +319,7 @@ class Checks:
     test: str = ""
     observations: list[Observation] = field(default_factory=list)
     on_observe: Any = None  # called with each observation as it is made (streamed to the referee)
+    muted: int = 0  # > 0 while an expected value is computed: its checks are not observations
     _index: int = 0
 
     def start(self, test: str) -> None:
@@ -326,15 +327,22 @@ class Checks:
 
     def __call__(self, site: Site, left: Any, right: Any, opts: Any = None, message: Any = None,
                  names: Any = None) -> None:
-        index, self._index = self._index, self._index + 1
+        record = self.record and not self.muted
+        index = self._index
+        if record:
+            self._index += 1
         opts = dict(opts or {})
         op = site.op
         pl, pr = plain(left), plain(right) if op not in ("truth", "not") else None
-        if contains(pl, HIDDEN) or contains(pr, HIDDEN):
+        if op in ("is", "is not") and not (_singleton(left) or _singleton(right)):
+            # identity of the objects themselves (a tensor kept, not copied): plain values have none
+            ok = (left is right) == (op == "is")
+            op, pl, pr = "truth", ok, None
+        elif contains(pl, HIDDEN) or contains(pr, HIDDEN):
             ok = None  # the referee decides, with the reference's value
         else:
             ok = compare(op, pl, pr, opts)
-        if self.record:
+        if record:
             obs = Observation(self.test, index, site.line, op, pl, pr, plain(opts), ok)
             self.observations.append(obs)
             if self.on_observe is not None:

@@ -238,6 +238,7 @@ def judge_source(
     load_out = _Capture()
     testing.RUN.reset()
     testing.RUN.mode, testing.RUN.originals, testing.RUN.role, testing.RUN.seed = mode, originals, role, seed
+    testing.RUN.checks = checks
     try:
         # 1. the tests, before anything of the learner's runs: whatever fails here is ours
         try:

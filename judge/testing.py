@@ -39,7 +39,7 @@ class _RunState:
         self.test = ""  # the test that runs now
         # judge: this process decides; reference / learner: trusted mode, a referee decides from both
         self.role = "judge"
-
+        self.checks: Any = None  # the running judge.checks.Checks
     def reset(self) -> None:
         self.__init__()
 
@@ -122,8 +122,15 @@ def expected(fn: str | Callable, *args: Any, **kwargs: Any) -> Any:
     if RUN.role == "learner":
         return HIDDEN  # the referee holds the value, computed in the reference's process
     call = original(fn) if isinstance(fn, str) else fn
-    with reference_code():
-        value = plain(call(*args, **kwargs))
+    checks = RUN.checks
+    if checks is not None:
+        checks.muted += 1  # checks made while computing an expectation are not observations
+    try:
+        with reference_code():
+            value = plain(call(*args, **kwargs))
+    finally:
+        if checks is not None:
+            checks.muted -= 1
     if contains(value, Opaque):
         raise TypeError(f"expected({fn!r}) returned something that is not plain data ({value!r}): return "
                         "numbers, strings, lists, tuples, dicts or tensors (an exercise bug)")
@@ -185,10 +192,8 @@ def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, ba
 
     device = device or engine_device()
     backend = backend or ("torch_static" if device.startswith("cuda") else "torch")
-    # overlap off: the tests see each batch's results before the next one is scheduled
     args: dict[str, Any] = dict(dtype=torch.float32, max_running_req=8, num_page_override=256,
-                                max_seq_len_override=64, attention_backend=backend, device=device,
-                                overlap_scheduling=False)
+                                max_seq_len_override=64, attention_backend=backend, device=device)
     if graph_bs is not None:
         args["cuda_graph_bs"] = list(graph_bs)
     args["cuda_graph_max_bs"] = max_bs if max_bs is not None else (None if graph_bs is not None else 0)
@@ -199,17 +204,28 @@ def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, ba
 
 @contextlib.contextmanager
 def engine(graph_bs: list[int] | None = None, **kw: Any) -> Iterator[Any]:
-    """``with engine([1, 2, 4]) as llm:`` a tiny LLM that is shut down afterwards, whatever happens."""
-    llm = tiny_llm(graph_bs, **kw)
-    try:
-        yield llm
-    finally:
-        try:
-            llm.shutdown()
-        except Exception:  # noqa: BLE001 - a learner's broken state must not hide the real failure
-            from minisgl.core import set_global_ctx
+    """``with engine([1, 2, 4]) as llm:`` a tiny LLM that is shut down afterwards, whatever happens.
 
-            set_global_ctx(None)
+    Inside, overlap scheduling is off (the tests see each batch's results before the next batch is
+    scheduled; a test may turn it on with ``ENV.DISABLE_OVERLAP_SCHEDULING.value = False``); on the way
+    out the flag is put back as it was."""
+    from minisgl.env import ENV
+
+    before = ENV.DISABLE_OVERLAP_SCHEDULING.value
+    ENV.DISABLE_OVERLAP_SCHEDULING.value = True
+    try:
+        llm = tiny_llm(graph_bs, **kw)
+        try:
+            yield llm
+        finally:
+            try:
+                llm.shutdown()
+            except Exception:  # noqa: BLE001 - a learner's broken state must not hide the real failure
+                from minisgl.core import set_global_ctx
+
+                set_global_ctx(None)
+    finally:
+        ENV.DISABLE_OVERLAP_SCHEDULING.value = before
 
 
 def generate(llm: Any, prompts: list[list[int]], max_tokens: int) -> list[list[int]]:

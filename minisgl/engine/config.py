@@ -20,7 +20,6 @@ class EngineConfig:
     cuda_graph_max_bs: int | None = None  # None: automatic on CUDA, off on a CPU; < 1: off
     cuda_graph_bs: list[int] | None = None  # an explicit list of graph batch sizes wins over cuda_graph_max_bs
     chunked_prefill_size: int = 4096  # token budget of one prefill batch; longer prompts are chunked
-    overlap_scheduling: bool | None = None  # None: on unless MINISGL_DISABLE_OVERLAP_SCHEDULING is set
     memory_ratio: float = 0.8  # share of free device memory for the KV pool (CUDA)
     cpu_kv_bytes: int = 2 << 30  # KV pool budget on a CPU
 

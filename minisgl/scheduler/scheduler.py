@@ -118,7 +118,7 @@ class Scheduler:
 
     def _release_finished(self, ongoing: ForwardInput | None) -> None:
         busy = set(ongoing.batch.reqs) if ongoing is not None else set()
-        for req in list(self.finished_reqs):
+        for req in sorted(self.finished_reqs, key=lambda r: r.uid):  # uid order: pages freed the same way every run
             if req in busy:
                 continue  # its KV is still being written by the batch in flight
             self.finished_reqs.discard(req)
@@ -129,9 +129,7 @@ class Scheduler:
     # -- loops
     def run_until_idle(self) -> None:
         """Run batches until every request has finished."""
-        overlap = self.engine.config.overlap_scheduling
-        if overlap is None:
-            overlap = not ENV.DISABLE_OVERLAP_SCHEDULING.value
+        overlap = not ENV.DISABLE_OVERLAP_SCHEDULING.value
         last: tuple[ForwardInput, ForwardOutput] | None = None
         with stream_ctx(self.engine.stream), torch.inference_mode():
             while True:
