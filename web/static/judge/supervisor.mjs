@@ -89,7 +89,10 @@ class Slot {
         }
       });
     });
-    this.ready.catch(() => {});
+    this.ready.catch(() => {
+      this.failed = true; // the next judging boots a new worker (the page may have been offline a moment)
+      this.kill();
+    });
     this.worker.onmessage = (e) => {
       const m = e.data;
       if (m.type === "progress" && m.stage === "boot") onEvent(m);
@@ -136,7 +139,7 @@ export class Supervisor {
   }
 
   #ensure() {
-    if (!this.slot || this.slot.dead) {
+    if (!this.slot || this.slot.dead || this.slot.failed) {
       this.slot = new Slot(this.spawn, this.init, this.onEvent, this.bootTimeoutMs);
       this.slot.ready.then((m) => this.onEvent({ type: "ready", ms: m.ms, env: m.env, build: m.build }),
         (e) => this.onEvent({ type: "error", message: e.message }));
