@@ -1,6 +1,7 @@
-# Two commands do all the set-up on a fresh machine (Python 3.11 with pip):
-#   make run    install, convert SmolLM2-135M once, and generate text with the engine
-#   make test   install, convert SmolLM2-135M once, lint, and run every test
+# Two commands do all the set-up on a fresh machine (Python 3.11 with pip; node + npm, a Python 3.12 and chromium
+# for the browser judge):
+#   make run    install, convert SmolLM2-135M once, build the browser judge's assets, and generate text
+#   make test   the same set-up, lint, and run every test
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 PROMPT ?= The capital of France is
@@ -9,7 +10,7 @@ PROMPT ?= The capital of France is
 PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12))
 BROWSER_VENV := .venv-browser
 
-.PHONY: install models run test lint bench gpu-check clean-models browser-venv
+.PHONY: install models browser run test lint bench bench-browser gpu-check clean-models browser-venv
 
 install:
 	$(PIP) install -q "torch==2.13.0"
@@ -19,7 +20,11 @@ install:
 models: install
 	$(PYTHON) tools/setup_models.py
 
-run: models
+# Pyodide 0.27.7 (npm), its numpy/micropip/packaging wheels (verified), our wheels and the lock: .cache/browser/site
+browser: models
+	$(PYTHON) tools/build_browser.py
+
+run: models browser
 	$(PYTHON) -m minisgl generate "$(PROMPT)" --max-tokens 48
 
 lint:
@@ -33,11 +38,14 @@ $(BROWSER_VENV)/numpy-2.0.2:
 	$(BROWSER_VENV)/bin/python -m pip install -q "numpy==2.0.2"
 	touch $@
 
-test: models lint browser-venv
+test: models browser lint browser-venv
 	$(PYTHON) -m pytest -q -ra
 
 bench: models
 	$(PYTHON) benchmarks/throughput.py
+
+bench-browser: browser
+	$(PYTHON) benchmarks/browser.py
 
 gpu-check: install
 	$(PYTHON) tools/gpu_check.py

@@ -11,6 +11,7 @@
          [--seed N]           the hidden inputs of an earlier judging again
     solution ID               the reference solution (the engine's own code)
     check [ID...] [--trusted] maintainers: reference and alternatives pass, starter and mutants fail
+          [--browser]         ... in Pyodide, through the Node runner (builds the browser assets first)
     doctor                    what this machine can judge
 
 Exit codes: 0 success (``test``: accepted), 1 not accepted / check failed, 2 usage error.
@@ -171,9 +172,23 @@ def cmd_check(args) -> int:
         print("no exercises found", file=sys.stderr)
         return 1
     style = style_for(sys.stdout)
-    workers = max(1, min(len(exercises), args.jobs or os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda e: check_exercise(e, trusted=args.trusted), exercises))
+    if args.browser:
+        from .browser_check import build_assets, check_browser
+        from .node_runner import NodeRunnerError
+
+        err = build_assets()
+        if err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        try:
+            results = check_browser(exercises, Path(args.exercises) if args.exercises else None)
+        except NodeRunnerError as ex:
+            print(f"error: {ex}", file=sys.stderr)
+            return 2
+    else:
+        workers = max(1, min(len(exercises), args.jobs or os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(lambda e: check_exercise(e, trusted=args.trusted), exercises))
     bad = 0
     for e, report in zip(exercises, results):
         problems = report.problems
@@ -185,6 +200,8 @@ def cmd_check(args) -> int:
         else:
             n = len(e.mutant_paths)
             mode = ", same verdicts in trusted mode" if args.trusted else ""
+            if args.browser:
+                mode = " in Pyodide (Node runner)" if "browser" in e.modes else " (not judged: no browser mode)"
             print(style("ok  ", "32") + f" {e.slug}  (reference and alternatives accepted; starter and {n} mutants "
                                         f"fail{mode}; {report.judged} judgings)")
     print(f"\n{len(exercises) - bad}/{len(exercises)} exercises valid")
@@ -220,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="validate exercises (maintainers)")
     p.add_argument("ids", nargs="*")
     p.add_argument("--jobs", type=int, default=0, help="exercises checked in parallel (default: CPU count)")
+    p.add_argument("--browser", action="store_true",
+                   help="judge in Pyodide through the Node runner instead (the exercises that list browser)")
     p.add_argument("--trusted", action="store_true", help="also judge every file in trusted mode: same verdicts")
     p.set_defaults(fn=cmd_check)
     sub.add_parser("doctor", help="what this machine can judge").set_defaults(fn=cmd_doctor)

@@ -20,6 +20,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True)
     app.config.update(load_config(config))
 
+    from .browser_judge import bp as browser_judge
+
+    app.register_blueprint(browser_judge)
+
     @app.after_request
     def isolation_headers(response):
         # cross-origin isolation: SharedArrayBuffer, so the judge worker can be interrupted

@@ -11,6 +11,8 @@ PREFIX = "MINISGL_PRACTICE_"
 
 DEFAULTS: dict[str, Any] = {
     "SECRET_KEY": None,  # None: a random key per process (sessions do not survive a restart)
+    "BROWSER_SITE": None,  # the built browser assets (tools/build_browser.py); None: .cache/browser/site
+    "BROWSER_EXERCISES": None,  # the exercises the minimal judge page lists; None: judge's default
 }
 
 

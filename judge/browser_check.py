@@ -1,0 +1,61 @@
+"""``practice/judge.py check --browser``: validate the exercises that list ``browser`` in Pyodide.
+
+The same files as ``check`` (the reference by Submit and by Run, every alternative solution, the starter, every
+mutant), with one seed for all, judged through the Node runner (``judge.node_runner``) on the browser's assets:
+the reference and the alternatives must be accepted, the starter and the mutants rejected, never with
+``internal_error``. The checkout's exercises folder is mounted over the build's, so an author's edits count.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from .exercise import REPO_ROOT, Exercise
+from .node_runner import NodeJob, judge_in_node
+from .reference import reference_source
+from .validate import Report, _judge_problem, _why, alternatives, check_exercise
+
+
+def build_assets() -> str | None:
+    """Bring the browser assets up to date (tools/build_browser.py is incremental); an error message or None."""
+    tool = REPO_ROOT / "tools" / "build_browser.py"
+    if not tool.is_file():
+        return None  # an installed judge: use the assets as they are
+    proc = subprocess.run([sys.executable, str(tool), "--quiet"], capture_output=True, text=True)
+    return None if proc.returncode == 0 else (proc.stderr.strip() or f"{tool} failed")
+
+
+def check_browser(exercises: list[Exercise], root: Path | None = None) -> list[Report]:
+    """One report per exercise (static checks for all; judgings for those that list ``browser``)."""
+    reports = [check_exercise(e, modes=[]) for e in exercises]  # modes=[]: only the static checks
+    seed = random.SystemRandom().randrange(2**31)
+    plan: list[tuple[Report, str, str]] = []  # (report, kind, name) per job
+    jobs: list[NodeJob] = []
+    for e, report in zip(exercises, reports):
+        if "browser" not in e.modes:
+            continue
+        reference = reference_source(e)
+        files = [("reference", "reference.py", reference)]
+        files += [("alternative", f"alt_solutions/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
+        files += [("starter", "starter.py", e.starter)]
+        files += [("mutant", f"mutants/{m.name}", m.read_text(encoding="utf-8")) for m in e.mutant_paths]
+        for kind, name, src in files:
+            plan.append((report, kind, name))
+            jobs.append(NodeJob(e.slug, src, name, False, seed))
+        plan.append((report, "reference --run", "reference.py"))
+        jobs.append(NodeJob(e.slug, reference, "reference.py", True, seed))
+    if not jobs:
+        return reports
+    verdicts = judge_in_node(jobs, exercises=root or exercises[0].path.parent)
+    for (report, kind, name), v in zip(plan, verdicts):
+        report.judged += 1
+        report.verdicts[f"browser {name}" + (" --run" if kind == "reference --run" else "")] = v
+        if kind == "reference --run":
+            if not v.accepted:
+                report.problems.append(f"[browser] the reference is not accepted by Run (--run): {v.status}: {_why(v)}")
+        else:
+            report.problems.extend(_judge_problem(kind, name, v, "browser"))
+    return reports

@@ -1,0 +1,230 @@
+"""Helpers of the browser judge's tests (fixtures are in conftest.py beside this file)."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import random
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TOY = REPO / "tests" / "fixtures" / "toy"
+PORTS = range(8100, 8200)  # this worktree's port range
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+sys.path.insert(0, str(REPO / "tools"))
+import build_browser  # noqa: E402
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip when a piece is missing on a developer's machine; fail under CI=true (tests/conftest.py: need)."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
+
+
+def layer_present() -> bool:
+    return (REPO / "web" / "browser" / "torch" / "__init__.py").is_file()
+
+
+def need_layer() -> None:
+    need(layer_present(), "the numpy `torch` layer is not there yet (web/browser/torch, branch torch)")
+
+
+def python312() -> str | None:
+    try:
+        return build_browser.find_python312()
+    except build_browser.BuildError:
+        return None
+
+
+def toy_sources() -> dict[str, str]:
+    """The toy exercise's submissions of these tests: a good one and the hostile ones."""
+    good = (TOY / "good_submission.py").read_text()
+    body = "return [v * k for v in values]"
+    assert body in good
+    return {
+        "good": good,
+        "loop_in_target": good.replace(body, "while True:\n        pass"),
+        "loop_at_module_level": good + "\nwhile True:\n    pass\n",
+        "os_exit": good.replace(body, "import os\n    os._exit(3)"),
+    }
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+
+
+@contextmanager
+def serve(site: Path, exercises: Path | None = None):
+    """The Flask site on 127.0.0.1 (a free port of this worktree's range), serving ``site``; yields its base URL."""
+    from werkzeug.serving import make_server
+
+    from web import create_app
+
+    app = create_app({"BROWSER_SITE": str(site), "BROWSER_EXERCISES": str(exercises) if exercises else None})
+    srv = make_server("127.0.0.1", free_port(), app, threaded=True)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_port}"
+    finally:
+        srv.shutdown()
+        t.join(10)
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium")
+
+
+def check_jobs() -> list[tuple[str, str, str | None, str, bool]]:
+    """(exercise, label, source, filename, run_only) for every browser exercise: what `check` judges (the
+    reference by Submit and Run, the alternative solutions, the starter, the mutants)."""
+    from judge.exercise import list_exercises
+    from judge.validate import alternatives
+
+    out = []
+    for e in list_exercises(REPO / "exercises"):
+        if "browser" not in e.modes:
+            continue
+        out += [(e.slug, "reference", None, "reference.py", False),
+                (e.slug, "reference --run", None, "reference.py", True)]
+        out += [(e.slug, f"alternative {p.name}", p.read_text(), f"alt_solutions/{p.name}", False)
+                for p in alternatives(e)]
+        out.append((e.slug, "starter", e.starter, "starter.py", False))
+        out += [(e.slug, f"mutants/{m.name}", m.read_text(), f"mutants/{m.name}", False) for m in e.mutant_paths]
+    return out
+
+
+def compare_with_local(jobs, local, browser) -> list[str]:
+    """Differences between local and browser verdicts of the same jobs, plus any broken expectation."""
+    problems = []
+    for (slug, label, *_), lv, bv in zip(jobs, local, browser):
+        where = f"{slug} {label}"
+        ls = [(t.name, t.status) for t in lv.tests]
+        bs = [(t.name, t.status) for t in bv.tests]
+        if ls != bs:
+            problems.append(f"{where}: per-test statuses differ\n  local   {ls}\n  browser {bs}\n  "
+                            f"browser message: {bv.message[:300]}")
+        if bv.mode != "browser" or lv.mode != "local":
+            problems.append(f"{where}: modes {lv.mode}/{bv.mode}")
+        if label.startswith(("reference", "alternative")):
+            if not bv.accepted:
+                problems.append(f"{where}: {bv.status} in the browser (must be accepted)")
+        elif bv.accepted or bv.status == "internal_error":
+            problems.append(f"{where}: {bv.status} in the browser (must be rejected, not internal_error)")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What the tests share, computed once per session (a conftest.py here would shadow tests/conftest.py: pytest
+# imports every conftest.py as the module "conftest", and the suite's modules do `from conftest import ...`).
+# Each test module wraps these in its own fixtures.
+
+
+def need_build_tools() -> None:
+    need(shutil.which("node") is not None, "node is not installed (apt-get install nodejs npm)")
+    need(shutil.which("npm") is not None, "npm is not installed (apt-get install npm)")
+    need(python312() is not None, "no Python 3.12 (Pyodide's Python) for the wheels and the lock (pyenv install 3.12)")
+
+
+@functools.cache
+def _site() -> Path:
+    return build_browser.build(quiet=True).parent
+
+
+def site() -> Path:
+    """The site's own build (tools/build_browser.py, incremental): the real exercises."""
+    need_build_tools()
+    return _site()
+
+
+@functools.cache
+def _toy_site() -> Path:
+    out = Path(tempfile.mkdtemp(prefix="judge-toy-site-"))
+    atexit.register(shutil.rmtree, out, True)
+    return build_browser.build(out, TOY / "exercises", [TOY / "toyengine"], quiet=True).parent
+
+
+def toy_site() -> Path:
+    """A build with the toy exercise of the judge's tests (tests/fixtures/toy) and its torch-free engine."""
+    need_build_tools()
+    return _toy_site()
+
+
+@functools.cache
+def judge_seed() -> int:
+    """One seed for every judging of the comparisons, local and browser alike: fixed, so that a run is
+    reproducible; MINISGL_BROWSER_TEST_SEED=N (or "random") explores other hidden inputs."""
+    raw = os.environ.get("MINISGL_BROWSER_TEST_SEED", "20261201")
+    seed = random.SystemRandom().randrange(2**31) if raw == "random" else int(raw)
+    print(f"\njudge seed for the browser comparisons: {seed}")
+    return seed
+
+
+@functools.cache
+def _verdicts() -> tuple[list, list, list]:
+    """check_jobs() judged locally (isolated children, as `practice/judge.py test --seed S`) and in Pyodide (the
+    Node runner), both at once: they are separate processes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from judge.exercise import find_exercise
+    from judge.isolation import Job, judge_batch
+    from judge.node_runner import NodeJob, judge_in_node
+
+    jobs, seed = check_jobs(), judge_seed()
+    local = [Job(find_exercise(slug, REPO / "exercises"), src, name, "local", run_only=run, seed=seed)
+             for slug, _, src, name, run in jobs]
+    node = [NodeJob(slug, src, name, run, seed) for slug, _, src, name, run in jobs]
+    with ThreadPoolExecutor(2) as pool:
+        in_node = pool.submit(judge_in_node, node, site=_site())
+        return jobs, judge_batch(local), in_node.result()
+
+
+def local_verdicts() -> tuple[list, list]:
+    """What `practice/judge.py test --seed S` gives for each job of check_jobs(): isolated children, mode local."""
+    need_layer()
+    need_build_tools()
+    jobs, local, _ = _verdicts()
+    return jobs, local
+
+
+def node_verdicts() -> list:
+    """The same jobs judged in Pyodide through the Node runner (mode browser)."""
+    need_layer()
+    need_build_tools()
+    return _verdicts()[2]
+
+
+@contextmanager
+def chromium():
+    """Debian's chromium through Playwright (never `playwright install`)."""
+    need(chromium_path() is not None, "chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
