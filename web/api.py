@@ -39,22 +39,24 @@ def entry_for(exercise_id: str) -> Entry:
     return entry
 
 
-def _param(name: str, choices: tuple[str, ...] | None = None) -> str:
+def _param(name: str, choices: tuple[str, ...] | None = None, slug: bool = False) -> str:
     values = request.args.getlist(name)
     if len(values) > 1:
         raise ApiError(400, "invalid_parameter", f"'{name}' is given {len(values)} times; give it once")
     value = values[0].strip() if values else ""
     if len(value) > MAX_PARAM:
         raise ApiError(400, "invalid_parameter", f"'{name}' is {len(value)} characters long; at most {MAX_PARAM}")
+    if value and slug and (len(value) > MAX_ID or not SLUG_RE.match(value)):
+        raise ApiError(400, "invalid_parameter", f"'{name}' must be an id like cuda-graph; got {value!r}")
     if value and choices is not None and value not in choices:
         raise ApiError(400, "invalid_parameter", f"'{name}' must be one of {', '.join(choices)}; got {value!r}")
     return value
 
 
-def filters_from_request(cat: Catalog) -> Filters:
+def filters_from_request() -> Filters:
     """The list's filters from the query string; a bad value is an ApiError (400) naming the parameter."""
     return Filters(
-        q=_param("q"), chapter=_param("chapter", tuple(c.id for c in cat.chapters)),
+        q=_param("q"), chapter=_param("chapter", slug=True),
         difficulty=_param("difficulty", DIFFICULTIES), mode=_param("mode", MODES), tag=_param("tag"),
     )
 
@@ -62,7 +64,7 @@ def filters_from_request(cat: Catalog) -> Filters:
 @bp.get("/exercises")
 def exercises():
     cat = catalog()
-    found = cat.filter(filters_from_request(cat))
+    found = cat.filter(filters_from_request())
     return jsonify({
         "version": VERSION,
         "chapters": [
@@ -128,8 +130,9 @@ _ID_PARAM = {"name": "exercise_id", "in": "path", "required": True, "schema": _I
 def _query(name: str, description: str, enum: Any = None) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string", "maxLength": MAX_PARAM}
     if enum:
-        schema["enum"] = list(enum)
-    return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+        schema["enum"] = ["", *enum]
+    return {"name": name, "in": "query", "required": False, "schema": schema,
+            "description": description + " Empty or left out: any."}
 
 
 PATHS: dict[str, Any] = {
@@ -138,10 +141,11 @@ PATHS: dict[str, Any] = {
         "summary": "The exercises in course order, optionally filtered; and the course's chapters.",
         "parameters": [
             _query("q", "Words that must all appear in the id, title, chapter, tags or targets."),
-            _query("chapter", "A chapter id (exercises/chapters.toml)."),
+            {**_query("chapter", "A chapter id (exercises/chapters.toml); an unknown one matches nothing."),
+             "schema": {"type": "string", "maxLength": MAX_ID, "pattern": f"^(|{SLUG_RE.pattern[1:-1]})$"}},
             _query("difficulty", "Difficulty.", DIFFICULTIES),
             _query("mode", "Where it can be judged.", MODES),
-            _query("tag", "A tag."),
+            _query("tag", "A tag; an unknown one matches nothing."),
         ],
         "responses": {**_ok("ExerciseList", "The exercises that match."), **_errors(400, 414, 503)},
     }},

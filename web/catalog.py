@@ -135,6 +135,12 @@ def _tests_of(exercise: Exercise) -> tuple[tuple[VisibleTest, ...], int]:
     return tuple(visible), hidden
 
 
+def _without_title(markdown: str) -> str:
+    """The statement without its leading ``# title`` line: the page shows the exercise's title itself."""
+    lines = markdown.lstrip("\n").splitlines()
+    return "\n".join(lines[1:]) if lines and lines[0].startswith("# ") else markdown
+
+
 def build_catalog(root: Path) -> Catalog:
     chapters = load_chapters(root)
     by_id = {c.id: c for c in chapters}
@@ -143,7 +149,7 @@ def build_catalog(root: Path) -> Catalog:
     for i, e in enumerate(exercises):
         visible, hidden = _tests_of(e)
         entries.append(Entry(
-            exercise=e, chapter=by_id[e.chapter], statement_html=markdown_html(e.statement),
+            exercise=e, chapter=by_id[e.chapter], statement_html=markdown_html(_without_title(e.statement)),
             visible_tests=visible, hidden_count=hidden,
             prev=exercises[i - 1].slug if i > 0 else None,
             next=exercises[i + 1].slug if i + 1 < len(exercises) else None,

@@ -25,7 +25,7 @@ def names():
 @bp.get("/")
 def index():
     cat = catalog()
-    filters = filters_from_request(cat)
+    filters = filters_from_request()
     status = request.args.get("status", "")
     if status not in PROGRESS_STATUSES:
         status = ""
