@@ -41,8 +41,9 @@ def exercises():
 
 def _numbered(source: str, first: int, anchor: str) -> str:
     """A listing whose lines carry their line numbers in tests.py (``<span id="{anchor}-N">``)."""
-    fmt = HtmlFormatter(nowrap=True, linespans=anchor, linenos="inline", linenostart=first)
-    return highlight(source, PythonLexer(), fmt)
+    fmt = HtmlFormatter(linespans=anchor, linenos="inline", linenostart=first)  # (nowrap would drop the spans)
+    html = highlight(source, PythonLexer(), fmt)
+    return html[html.index("<pre>") + len("<pre>"):html.rindex("</pre>")].removeprefix("<span></span>")
 
 
 @bp.get("/exercises/<slug>")

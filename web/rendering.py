@@ -33,7 +33,7 @@ def _fence(code: str, lang: str, _attrs: str) -> str:
     lang = (lang or "").split()[0] if lang else ""
     body = highlight_code(code, lang) if lang else escape(code)
     cls = f' class="language-{escape(lang)}"' if lang else ""
-    return f'<pre class="hl"><code{cls}>{body}</code></pre>\n'
+    return f'<pre class="hl" tabindex="0"><code{cls}>{body}</code></pre>\n'
 
 
 _MD = MarkdownIt("commonmark", {"html": False, "highlight": _fence, "typographer": False}).enable("table")

@@ -58,7 +58,7 @@ export function createEditor(parent, doc, { onChange, onRun, onSubmit, label = "
     lineNumbers(), highlightActiveLineGutter(), highlightSpecialChars(), history(), drawSelection(),
     indentOnInput(), bracketMatching(), closeBrackets(), highlightActiveLine(), autocompletion({ activateOnTyping: false }),
     syntaxHighlighting(classHighlighter), python(), indentUnit.of("    "), EditorState.tabSize.of(4),
-    EditorView.lineWrapping, EditorView.contentAttributes.of({ "aria-label": label }),
+    EditorView.lineWrapping, EditorView.contentAttributes.of({ "aria-label": label, tabindex: "0" }),
     theme,
   ];
   if (readOnly) {
