@@ -14,7 +14,8 @@ from judge.exercise import find_exercise
 
 SLUG = "graph-capture-buffer"  # a CUDA Graph exercise
 # a known-wrong variant (copy_from forgets positions), without its docstring: typed, quotes would pair up
-WRONG = (find_exercise(SLUG).path / "mutants" / "forgot_positions.py").read_text(encoding="utf-8").split('"""\n', 1)[1].lstrip()
+_MUTANT = find_exercise(SLUG).path / "mutants" / "forgot_positions.py"
+WRONG = _MUTANT.read_text(encoding="utf-8").split('"""\n', 1)[1].lstrip()
 CRASH = '''class GraphCaptureBuffer:
     def set_batch(self, batch):
         limit = batch.padded_size
