@@ -48,6 +48,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             version = 0
         return url_for("static", filename=filename, v=version)
 
+    from .browser_judge import bp as browser_judge
+
+    app.register_blueprint(browser_judge)
+
     @app.after_request
     def isolation_headers(response):
         # cross-origin isolation: SharedArrayBuffer, so the judge worker can be interrupted
