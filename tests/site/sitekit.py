@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "web" / "frontend"
 AXE = FRONTEND / "node_modules" / "axe-core" / "axe.min.js"
 BUNDLE = STATIC / "dist" / "exercise.js"
-JUDGE_CLIENT = STATIC / "judge" / "client.js"  # branch `browser`: the in-browser judge's client API
+JUDGE_CLIENT = STATIC / "judge" / "client.mjs"  # branch `browser`: the in-browser judge's client API
+JUDGE_ASSETS = ROOT / ".cache" / "browser" / "site" / "manifest.json"  # built by tools/build_browser.py
 PORTS = range(8200, 8300)
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
@@ -105,8 +106,9 @@ def need_bundle() -> None:
 
 
 def need_judge() -> None:
-    need(JUDGE_CLIENT.is_file(), f"in-browser judging is not installed ({JUDGE_CLIENT.relative_to(ROOT)} is missing: "
-                                 "branch `browser` and its setup step)")
+    need(JUDGE_CLIENT.is_file(), f"in-browser judging is not installed ({JUDGE_CLIENT.relative_to(ROOT)} is missing)")
+    need(JUDGE_ASSETS.is_file(), f"the browser judge's assets are not built ({JUDGE_ASSETS.relative_to(ROOT)}: "
+                                 "run `python tools/build_browser.py`)")
 
 
 @dataclass

@@ -95,9 +95,11 @@ function startJudge() {
   if (judge) return judge;
   judge = createJudge({
     onStatus: (s) => {
-      const amount = s.total ? ` (${Math.round((100 * (s.loaded || 0)) / s.total)}%)` : "";
-      pythonStatus.textContent = `${s.text || "Python: loading…"}${s.state === "loading" ? amount : ""}`;
+      pythonStatus.textContent = s.text || "Python: loading…";
       pythonStatus.dataset.state = s.state;
+    },
+    onRunning: (name) => {
+      if (busy) renderPending(verdictBox, `Running ${name}…`);
     },
   });
   return judge;
