@@ -58,6 +58,9 @@ def test_solve_a_cuda_graph_exercise(judge_page, site):
     page.click(f".exercise-item[data-id={SLUG}] a.ex-title")
     page.wait_for_selector(".cm-content[contenteditable=true]")
     assert "cuda-graph" in find_exercise(SLUG).chapter
+    # the editor is usable at once; the page says what is loading behind it
+    loading = page.locator("#python-status")
+    assert loading.get_attribute("data-state") == "loading" and loading.inner_text().startswith("Python: loading")
 
     type_code(page, CORRECT)
     wait_python(page)

@@ -109,6 +109,18 @@ def test_code_is_autosaved_reset_and_undone(page, site):
     assert editor_text(page) == mine
 
 
+def test_run_locally_downloads_the_code_in_the_editor(page, site, tmp_path):
+    open_exercise(page, site)
+    type_code(page, "x = [1, 2]\n")
+    page.click("#run-locally summary")
+    assert f"python practice/judge.py test {SLUG} --run" in page.locator("#run-locally").inner_text()
+    with page.expect_download() as dl:
+        page.click("#download-code")
+    assert dl.value.suggested_filename == f"{SLUG}.py"
+    dl.value.save_as(tmp_path / "code.py")
+    assert (tmp_path / "code.py").read_text(encoding="utf-8") == editor_text(page) == "x = [1, 2]"
+
+
 def test_syntax_errors_are_underlined_as_you_type(page, site):
     open_exercise(page, site)
     type_code(page, "def broken x:\n    pass\n")
