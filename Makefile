@@ -1,16 +1,20 @@
-# Two commands do all the set-up on a fresh machine (Python 3.11 with pip; node + npm, a Python 3.12 and chromium
-# for the browser judge):
-#   make run    install, convert SmolLM2-135M once, build the browser judge's assets, and generate text
-#   make test   the same set-up, lint, and run every test
+# Two commands do all the set-up on a fresh machine (Python 3.11 with pip; Node 20 with npm, a Python 3.12 and
+# Debian's chromium for the browser judge and the site's tests):
+#   make run    install, convert SmolLM2-135M once, build the browser judge's assets and the site's scripts, and
+#               start the practice site on the embedded default (it prints its address)
+#   make test   the same set-up, lint, and run every test (what CI runs)
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 PROMPT ?= The capital of France is
-
+HOST ?= 127.0.0.1
+PORT ?= 8000
+FRONTEND := web/frontend
+SITE_BUNDLE := web/static/dist/exercise.js
 # The browser's Python for the tests of web/browser (the numpy torch): 3.12 with Pyodide's numpy 2.0.2, no torch
 PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12))
 BROWSER_VENV := .venv-browser
 
-.PHONY: install models browser run test lint bench bench-browser gpu-check clean-models browser-venv
+.PHONY: install models browser site run generate test lint bench bench-browser gpu-check clean-models browser-venv
 
 install:
 	$(PIP) install -q "torch==2.13.0"
@@ -24,7 +28,21 @@ models: install
 browser: models
 	$(PYTHON) tools/build_browser.py
 
-run: models browser
+# the site's editor and page scripts: CodeMirror 6 and ours, bundled by esbuild (pinned by package-lock.json)
+$(FRONTEND)/node_modules/.package-lock.json: $(FRONTEND)/package-lock.json
+	npm ci --prefix $(FRONTEND) --no-audit --no-fund --loglevel=error
+
+$(SITE_BUNDLE): $(FRONTEND)/node_modules/.package-lock.json $(FRONTEND)/build.mjs $(wildcard $(FRONTEND)/src/*.js)
+	npm run --prefix $(FRONTEND) --silent build
+
+site: $(SITE_BUNDLE)
+
+# the practice site on the embedded default; it prints its address
+run: models browser site
+	$(PYTHON) -m web --host $(HOST) --port $(PORT)
+
+# the engine alone: generate text with SmolLM2-135M
+generate: models
 	$(PYTHON) -m minisgl generate "$(PROMPT)" --max-tokens 48
 
 lint:
@@ -38,13 +56,13 @@ $(BROWSER_VENV)/numpy-2.0.2:
 	$(BROWSER_VENV)/bin/python -m pip install -q "numpy==2.0.2"
 	touch $@
 
-test: models browser lint browser-venv
+test: models browser site lint browser-venv
 	$(PYTHON) -m pytest -q -ra
 
 bench: models
 	$(PYTHON) benchmarks/throughput.py
 
-bench-browser: browser
+bench-browser: models browser
 	$(PYTHON) benchmarks/browser.py
 
 gpu-check: install
