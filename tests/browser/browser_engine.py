@@ -101,6 +101,37 @@ def sampled_tokens() -> dict[str, Any]:
     return out
 
 
+def seeded_tokens() -> dict[str, Any]:
+    """The scenario of the browser's tests/browser/test_node_tokens.py: three seeded sampled requests in one batch
+    (temperature 0.8, top-k 20, top-p 0.9, seeds 1234..1236) on tiny Qwen3 and on tiny Llama (MHA, tied), and the
+    second one alone in another engine configuration (graphs, page size 16, naive cache, torch_static)."""
+    import torch
+
+    from minisgl.core import SamplingParams
+    from minisgl.llm import LLM
+    from minisgl.testing import tiny_model
+
+    prompts = [[17, 301, 45], [5, 88, 140, 7, 260, 33], [400, 12, 9, 77, 150, 3, 201, 64, 95]]
+    sampled = [SamplingParams(max_tokens=8, ignore_eos=True, temperature=0.8, top_k=20, top_p=0.9, seed=1234 + i)
+               for i in range(len(prompts))]
+
+    def run(path: Any, graphs: bool, page: int, cache: str, backend: str, params: Any, batch: list) -> list:
+        llm = LLM(str(path), dtype=torch.float32, max_running_req=8, num_page_override=256, max_seq_len_override=160,
+                  device="cpu", page_size=page, cache_type=cache, attention_backend=backend,
+                  cuda_graph_max_bs=4 if graphs else 0)
+        try:
+            return [o["token_ids"] for o in llm.generate(batch, params)]
+        finally:
+            llm.shutdown()
+
+    out = {}
+    for name, path in {"qwen3-gqa-untied": tiny_model("qwen3"),
+                       "llama-mha-tied": tiny_model("llama", gqa=False, tied=True)}.items():
+        out[f"{name} batch"] = run(path, False, 1, "radix", "torch", sampled, prompts)
+        out[f"{name} alone"] = run(path, True, 16, "naive", "torch_static", sampled[1], prompts[1:2])
+    return out
+
+
 def submissions(exercise: Any) -> dict[str, str]:
     from judge.reference import reference_source
 
