@@ -64,7 +64,8 @@ def test_private_names_are_plain_attribute_errors():
     lambda: T.nn.functional.softmax(T.zeros(2)),
 ], ids=["legacy-constructor", "bfloat16-zeros", "bfloat16-to", "view-dtype", "scatter-reduce", "embedding-max_norm",
         "sdpa-dropout", "arange-float-int", "two-ellipses", "float-list-index", "add-alpha", "sub-alpha",
-        "multinomial-out", "multinomial-replacement", "requires_grad", "pin_memory", "tensor-of-tensors", "softmax-no-dim"])
+        "multinomial-out", "multinomial-replacement", "requires_grad", "pin_memory", "tensor-of-tensors",
+        "softmax-no-dim"])
 def test_arguments_outside_the_subset(call):
     with pytest.raises(NotImplementedError, match=UNSUPPORTED):
         call()

@@ -79,13 +79,14 @@ def set_num_threads(n: _builtins.int) -> None:
 
 
 __all__ = [
-    "Generator", "Size", "Tensor", "abs", "allclose", "arange", "argmax", "argsort", "bfloat16", "bool", "cat", "clamp",
-    "cos", "cuda", "cumsum", "default_generator", "device", "double", "dtype", "empty", "empty_like", "equal",
-    "exp", "flip", "float", "float16", "float32", "float64", "full", "full_like", "gather", "get_num_threads",
-    "half", "inference_mode", "int", "is_inference_mode_enabled", "int8", "int16", "int32", "int64", "isclose", "log", "long", "manual_seed", "matmul",
-    "max", "maximum", "mean", "min", "minimum", "multinomial", "nn", "no_grad", "nonzero", "ones", "ones_like",
-    "repeat_interleave", "return_types", "rsqrt", "set_num_threads", "short", "sin", "softmax", "sort", "sqrt",
-    "stack", "sum", "tensor", "topk", "uint8", "where", "zeros", "zeros_like",
+    "Generator", "Size", "Tensor", "abs", "allclose", "arange", "argmax", "argsort", "bfloat16", "bool", "cat",
+    "clamp", "cos", "cuda", "cumsum", "default_generator", "device", "double", "dtype", "empty", "empty_like",
+    "equal", "exp", "flip", "float", "float16", "float32", "float64", "full", "full_like", "gather",
+    "get_num_threads", "half", "inference_mode", "int", "int16", "int32", "int64", "int8",
+    "is_inference_mode_enabled", "isclose", "log", "long", "manual_seed", "matmul", "max", "maximum", "mean", "min",
+    "minimum", "multinomial", "nn", "no_grad", "nonzero", "ones", "ones_like", "repeat_interleave", "return_types",
+    "rsqrt", "set_num_threads", "short", "sin", "softmax", "sort", "sqrt", "stack", "sum", "tensor", "topk",
+    "uint8", "where", "zeros", "zeros_like",
 ]
 
 

@@ -248,7 +248,7 @@ def index_select(t: Tensor, dim: int, index: Tensor) -> Tensor:
     a2, idx = a.reshape(a.shape or (1,)), index._a.reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= a2.shape[d]):  # torch's dim-1 and empty-self kernels differ:
         raise (RuntimeError if a.ndim > 1 and (d == 1 or a.size == 0) else IndexError)("index out of range in self")
-    out = np.take(a2, idx, axis=d)
+    out = np.take(a2, idx.astype(np.intp), axis=d)  # intp: 32 bits in Pyodide, and np.take casts safely only
     return wrap(out.reshape(()) if a.ndim == 0 and out.size == 1 else out)  # a copy, as torch's
 
 
