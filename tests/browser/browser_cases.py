@@ -189,6 +189,26 @@ def creation_like(T, g):
 
 
 @case
+def creation_full_like(T, g):
+    out = []
+    for t in g.layouts((3, 4), "int32") + [g.tensor((), "float32"), g.tensor((0, 2), "bool"), g.tensor((2,), "uint8")]:
+        for value in (3, -1, 2.7, -3.9, True, 0.5, 300):
+            r = g.run(T.full_like, t, value)
+            out.append([r.shape, r.dtype, r.is_contiguous(), r] if not isinstance(r, Raised) else r)
+        r = T.full_like(t, 7, dtype=T.float64)
+        out += [r.dtype, r.is_contiguous(), r]
+    for dt in ALL_DTYPES:  # torch's checked conversion: what does not fit the dtype is refused
+        for value in (2**40, -2**63, 2**63, 1e20, float("nan"), float("inf"), 1e5, -200, 2):
+            out.append(g.run(T.full_like, T.zeros(2, dtype=getattr(T, dt)), value))
+            out.append(g.run(T.full, (2,), value, dtype=getattr(T, dt)))
+    out.append(T.full_like(T.zeros(2), T.tensor(4)))
+    out.append(g.run(T.full_like, [1, 2], 0))
+    out.append(g.run(T.full_like, T.zeros(2), "x"))
+    out.append(g.run(T.full_like, T.zeros(2), 1, device="cuda"))
+    return out
+
+
+@case
 def creation_arange(T, g):
     out = []
     for args in (
@@ -411,6 +431,23 @@ def permute_transpose(T, g):
     z = g.tensor(())
     out += [z.transpose(0, -1), g.run(z.transpose, 0, 1), g.run(z.permute), z.permute(()), g.run(z.permute, 0), z.t()]
     out += [g.tensor((2, 3)).t(), g.tensor((3,)).t(), g.run(g.tensor((1, 2, 3)).t)]
+    return out
+
+
+@case
+def T_and_detach(T, g):
+    out = []
+    for shape in ((), (4,), (3, 5), (2, 3, 4), (0, 2)):
+        for t in g.layouts(shape) if shape else [g.tensor(())]:
+            base = t
+            r = t.T
+            out += [r, r.shape, r.is_contiguous(), view_of(T, r, base), r is t]
+            d = t.detach()
+            out += [d, d is t, view_of(T, d, base), d.is_contiguous(), d.dtype]
+    t = g.tensor((3, 4))
+    t.T[0, 1] = 9.5  # a write through .T lands in t's [1, 0]
+    t.detach()[2] = -1.0
+    out += [t, t.T.T.shape, t[:, 1:].T.data_ptr() == t[:, 1:].data_ptr()]
     return out
 
 
@@ -1201,6 +1238,21 @@ def sort_and_topk(T, g):
     return out
 
 
+@case
+def argsort_case(T, g):
+    out = []
+    for t in [g.distinct((4, 6)), g.distinct((7,), "int64"), g.tensor(()), g.tensor((0, 3))] + g.layouts((3, 4)):
+        n = t.dim()
+        for d in list(range(-n, n)) + [n]:
+            for desc in (False, True):
+                out.append(g.run(T.argsort, t, d, desc))
+                out.append(g.run(t.argsort, dim=d, descending=desc))
+    for t in (g.tensor((5, 4), "int64", 0, 2), g.tensor((9,), "bool"), T.tensor([2.0, float("nan"), 1.0, 2.0])):
+        for desc in (False, True):  # ties: the stable order, which torch promises with stable=True
+            out += [T.argsort(t, descending=desc, stable=True), t.argsort(dim=-1, descending=desc, stable=True)]
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # gather, scatter, masks, nonzero
 
@@ -1233,6 +1285,43 @@ def gather_scatter(T, g):
     base = g.tensor((4, 5))
     base[1:3].scatter_(1, T.tensor([[0, 4], [2, 2]]), T.tensor([[1.0, 2.0], [3.0, 3.0]]))
     out.append(base)
+    return out
+
+
+@case
+def index_select_and_copy(T, g):
+    out = []
+    for src in g.layouts((4, 5)) + [g.tensor((6,), "int64"), g.tensor((3, 2, 2), "bool")]:
+        for dim in range(-src.dim(), src.dim()):
+            n = src.shape[dim]
+            for idx in (T.tensor([0, n - 1, 0]), T.tensor([1], dtype=T.int32), T.tensor(n - 1),
+                        T.tensor([], dtype=T.int64), T.tensor([n]), T.tensor([-1]), T.tensor([[0]]),
+                        T.tensor([0.0])):
+                r = g.run(src.index_select, dim, idx)
+                out.append([r, view_of(T, r, src)] if not isinstance(r, Raised) and r.numel() else r)
+        out.append(g.run(src.index_select, src.dim(), T.tensor([0])))
+    for idx in (T.tensor([0]), T.tensor(0), T.tensor([1])):
+        out.append(g.run(g.tensor(()).index_select, 0, idx))
+    # index_copy_: in place, also through a view, with torch's checks
+    for dim, idx, shape in ((0, T.tensor([2, 0]), (2, 5)), (1, T.tensor([4, 1, 3]), (4, 3)), (-1, T.tensor(2), (4, 1)),
+                            (0, T.tensor([], dtype=T.int64), (0, 5)), (0, T.tensor([1, 1]), (2, 5))):
+        base = g.tensor((4, 5))
+        r = base.index_copy_(dim, idx, g.tensor(shape))
+        out += [r is base, base]
+        big = g.tensor((6, 7))
+        view = big[1:5, 2:7]  # a non-contiguous view of big
+        view.index_copy_(dim, idx, g.tensor(shape))
+        out.append(big)
+    for args in ((0, T.tensor([1], dtype=T.int32), g.tensor((1, 5))), (0, T.tensor([1]), g.tensor((1, 5), "float64")),
+                 (0, T.tensor([[1]]), g.tensor((1, 5))), (0, T.tensor([4]), g.tensor((1, 5))),
+                 (0, T.tensor([-1]), g.tensor((1, 5))), (1, T.tensor([0, 2]), g.tensor((4, 3))),
+                 (1, T.tensor([0]), g.tensor(())), (0, T.tensor([0, 1]), g.tensor((2, 3))),
+                 (0, T.tensor([0]), g.tensor((5,))), (2, T.tensor([0]), g.tensor((4, 1)))):
+        t = g.tensor((4, 5))
+        out += [g.run(t.index_copy_, *args), t]
+    v = g.tensor((4,), "int32")
+    out += [v.index_copy_(0, T.tensor([3]), T.tensor(7, dtype=T.int32)), g.tensor(()).index_copy_(0, T.tensor([0]),
+                                                                                                 T.tensor(2.0))]
     return out
 
 
@@ -1424,8 +1513,14 @@ def scaled_dot_product_attention(T, g):
 # random
 
 
+def _bits(t: Any) -> Any:
+    """A tensor's values exactly (float.hex), or for a long one their CRC: draws must be torch's bit for bit."""
+    bits = [v.hex() if isinstance(v, float) else v for v in t.reshape(-1).tolist()]
+    return bits if len(bits) <= 4096 else ["crc", zlib.crc32(",".join(map(str, bits)).encode())]
+
+
 @case
-def generator_and_multinomial(T, g):
+def generator_seeds(T, g):
     out = []
     gen = T.Generator()
     out += [T.Generator().initial_seed(), T.default_generator.initial_seed() != T.Generator().initial_seed()]
@@ -1435,54 +1530,93 @@ def generator_and_multinomial(T, g):
         str(T.Generator(device="cpu").device),
         str(T.Generator(device=T.device("cpu")).device),
         T.Generator().manual_seed(3).initial_seed(),
+        _bits(T.empty(3).exponential_(generator=T.Generator())),  # a new Generator: torch's default seed
     ]
-    p = T.tensor([0.1, 0.0, 0.2, 0.3, 0.0, 0.4])
-    p2 = T.tensor([[0.5, 0.5, 0.0], [0.0, 0.0, 2.0]])
-    for probs in (p, p2, T.tensor([0.0, 3.0, 0.0])):
-        for n, repl in ((1, False), (2, False), (3, True), (6, True)):
-            r = g.run(T.multinomial, probs, n, repl, generator=T.Generator().manual_seed(5))
-            if isinstance(r, Raised):
-                out.append([r])
-                continue
-            a = T.multinomial(probs, n, repl, generator=T.Generator().manual_seed(11))
-            b = T.multinomial(probs, n, repl, generator=T.Generator().manual_seed(11))
-            support = bool((probs.reshape(-1, probs.shape[-1]).gather(1, r.reshape(-1, n)) > 0).all())
-            out.append([r.shape, r.dtype, support, T.equal(a, b)])  # the same seed, the same draws
-    out.append(T.multinomial(T.tensor([0.0, 0.0, 1.0, 0.0]), 1, generator=gen))  # a certain outcome: the same in both
-    out.append(T.multinomial(T.tensor([[1.0, 0.0], [0.0, 1.0]]), 1))
-    no_repl = T.multinomial(T.tensor([1.0, 2.0, 3.0, 4.0]), 4, generator=gen)
-    out.append(sorted(no_repl.tolist()))
-    out.append(T.multinomial(T.tensor([0.0, 1.0]), 2).tolist())  # exhausted: then the zero-probability one
-    counts = [0, 0, 0, 0]
-    draws = T.multinomial(T.tensor([0.1, 0.2, 0.3, 0.4]), 4000, True, generator=T.Generator().manual_seed(1))
-    for i in draws.tolist():
-        counts[i] += 1
-    out.append(all(abs(c / 4000 - q) < 0.03 for c, q in zip(counts, (0.1, 0.2, 0.3, 0.4))))
-    singles = [T.multinomial(T.tensor([0.1, 0.2, 0.3, 0.4]), 1, generator=gen).item() for _ in range(2000)]
-    out.append(all(abs(singles.count(i) / 2000 - q) < 0.04 for i, q in enumerate((0.1, 0.2, 0.3, 0.4))))
-    # two generators are two streams: interleaving does not change either
-    g1, g2 = T.Generator().manual_seed(3), T.Generator().manual_seed(3)
-    pp = T.softmax(g.tensor((50,)), dim=-1)
-    alone = [T.multinomial(pp, 1, generator=g1).item() for _ in range(5)]
-    mixed = []
-    other = T.Generator().manual_seed(99)
-    for _ in range(5):
-        T.multinomial(pp, 1, generator=other)
-        mixed.append(T.multinomial(pp, 1, generator=g2).item())
-    out.append(alone == mixed)
-    T.manual_seed(123)
-    x = T.multinomial(pp, 3)
+    for seed in (0, 1, -1, 5, 2**32 + 5, 2**64 - 1, -2**63, 2**64, -2**63 - 1, 1.5, True, "3"):
+        r = g.run(T.Generator().manual_seed, seed)
+        out.append(r if isinstance(r, Raised) else [r.initial_seed(), _bits(T.empty(3).exponential_(generator=r))])
+    gen.manual_seed(11)
+    first = _bits(T.empty(6).exponential_(generator=gen))
+    out += [first, _bits(T.empty(6).exponential_(generator=gen))]  # the stream goes on
+    out.append(_bits(T.empty(6).exponential_(generator=gen.manual_seed(11))) == first)  # and starts again
     out.append(type(T.manual_seed(123)).__name__)
-    out.append(T.equal(T.multinomial(pp, 3), x))
+    out += [T.manual_seed(5) is T.default_generator, T.default_generator.initial_seed()]
+    out.append(_bits(T.empty(4).exponential_()))  # the default generator, seeded
+    return out
+
+
+@case
+def exponential_stream(T, g):
+    out = []
+    for seed in (0, 7, 1234, 67280421310721, 2**63 + 11):
+        for n in (1, 50, 513, 4096, 100_003):
+            for dt in ("float32", "float64", "float16"):
+                if n > 4096 and (dt != "float32" or seed != 1234):
+                    continue
+                x = T.empty(n, dtype=getattr(T, dt))
+                gen = T.Generator().manual_seed(seed)
+                r = x.exponential_(generator=gen)
+                out += [r is x, x.dtype, _bits(x), _bits(T.empty(2).exponential_(generator=gen))]
+    for lambd in (0.5, 2.0, 3, float("inf"), 0, -1.0, float("nan")):
+        out.append(g.run(lambda: _bits(T.empty(5).exponential_(lambd, generator=T.Generator().manual_seed(3)))))
+    for dt in ("int64", "int32", "bool"):
+        out.append(g.run(T.zeros(3, dtype=getattr(T, dt)).exponential_))
+    # in place through views: one draw per element, in the order of memory
+    for make in (lambda b: b.t(), lambda b: b[:, ::2], lambda b: b[1:], lambda b: b.permute(1, 0)[::2],
+                 lambda b: b.reshape(2, 2, 6).permute(2, 0, 1), lambda b: b[0]):
+        base = T.zeros(4, 6)
+        make(base).exponential_(generator=T.Generator().manual_seed(9))
+        out.append(_bits(base))
+    return out
+
+
+def _probs(T, g, shape, dtype="float32"):
+    """A sampler's distribution: softmax of random logits, some tokens cut to 0 (never all of a row)."""
+    p = T.softmax(g.tensor(shape) * 2, dim=-1)
+    keep = g.tensor(shape, "bool")
+    keep[..., 0] = True
+    return (p * keep).to(getattr(T, dtype))
+
+
+@case
+def multinomial_tokens(T, g):
+    out = []
+    for seed in (0, 7, 1234, 99_991):
+        for n in (5, 50, 512, 4096):
+            p = _probs(T, g, (n,))
+            gen = T.Generator().manual_seed(seed)
+            out.append([T.multinomial(p, 1, generator=gen) for _ in range(3)])  # minisgl's draw, three in a row
+            k = min(int((p > 0).sum()), 7)  # within the support (beyond it, torch's topk orders the zeros its way)
+            out.append(T.multinomial(p, k, generator=T.Generator().manual_seed(seed)))  # without replacement
+            out.append(T.multinomial(p, 1, True, generator=T.Generator().manual_seed(seed)))
+            out.append(T.multinomial(T.ones(n), k, generator=T.Generator().manual_seed(seed)))  # no ties to break
+        rows = _probs(T, g, (3, 40))
+        out += [T.multinomial(rows, 1, generator=T.Generator().manual_seed(seed)),
+                T.multinomial(rows, 4, generator=T.Generator().manual_seed(seed)),
+                T.multinomial(rows.t().contiguous().t(), 2, generator=T.Generator().manual_seed(seed)),  # transposed
+                T.multinomial(T.cat([rows, rows], 1)[:, ::2], 1, generator=T.Generator().manual_seed(seed))]
+        for dt in ("float64", "float16"):
+            out.append(T.multinomial(_probs(T, g, (300,), dt), 3, generator=T.Generator().manual_seed(seed)))
+    T.manual_seed(31)
+    p = _probs(T, g, (64,))
+    out += [T.multinomial(p, 1), T.multinomial(p, 2)]  # the default generator
+    out.append(T.multinomial(T.tensor([0.0, 0.0, 1.0, 0.0]), 1))  # a certain outcome
+    out.append(T.multinomial(T.tensor([[1.0, 0.0], [0.0, 1.0]]), 1))
+    out.append(T.multinomial(T.tensor([0.0, 1.0]), 2, generator=T.Generator().manual_seed(3)))  # past the support
+    out.append(T.multinomial(T.tensor([0.0, 3.0, 0.0, 1.0]), 2, generator=T.Generator().manual_seed(4)))
+    r = T.multinomial(T.tensor([1.0, 2.0, 3.0, 4.0]), 4, generator=T.Generator().manual_seed(5))
+    out += [r, r.dtype, r.shape]
     for bad in (
         (T.tensor([-0.1, 1.0]), 1),
         (T.tensor([float("nan"), 1.0]), 1),
         (T.tensor([float("inf"), 1.0]), 1),
         (T.tensor([0.0, 0.0]), 1),
+        (T.tensor([[1.0, 1.0], [0.0, 0.0]]), 1),
         (T.zeros(2, 2, 2) + 1, 1),
         (T.tensor([1.0, 1.0]), 3),
         (T.tensor([1, 1]), 1),
         (T.tensor([1.0]), 0),
+        (T.tensor([1.0]), -1),
         (T.tensor(1.0), 1),
     ):
         out.append(g.run(T.multinomial, *bad))
@@ -1519,6 +1653,28 @@ def grad_modes(T, g):
     out += [f(T.tensor([1])), f.__name__, f.__doc__, h(T.tensor([2])), h.__name__, k(T.tensor([3])), k.__name__]
     with T.inference_mode() as ctx:
         out.append(ctx is None)
+    # the state is_inference_mode_enabled reports: nested, disabled inside, untouched by no_grad, restored on errors
+    on = T.is_inference_mode_enabled  # (torch's own state breaks when one inference_mode object is entered twice)
+    out.append(on())
+    with T.inference_mode():
+        out.append(on())
+        with T.inference_mode(False):
+            out.append(on())
+            with T.inference_mode():
+                out.append(on())
+            out.append(on())
+        with T.no_grad():
+            out.append(on())
+        out.append(on())
+    with T.no_grad():
+        out.append(on())
+    out += [on(), T.inference_mode(on)(), T.inference_mode(False)(on)(), T.no_grad()(on)(), on()]
+
+    @T.inference_mode
+    def raises():
+        raise KeyError(on())
+
+    out += [g.run(raises), on()]
     return out
 
 

@@ -3,12 +3,13 @@ in the Python 3.12 venv (run_engine.py). The test compares the two runs; nothing
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 ALT = ROOT / "tests" / "fixtures" / "alt_solutions"
-SEED = 20250101  # the judging seed, the same on both sides: the same hidden inputs
+SEED = int(os.environ.get("MINISGL_BROWSER_TEST_SEED", 20250101))  # the judging seed, the same on both sides
 UNSUPPORTED = "is not implemented in the browser's torch"
 
 # every combination the engine can run on a CPU: 2 models x graphs x page sizes x caches x backends
@@ -100,6 +101,37 @@ def sampled_tokens() -> dict[str, Any]:
     return out
 
 
+def seeded_tokens() -> dict[str, Any]:
+    """The scenario of the browser's tests/browser/test_node_tokens.py: three seeded sampled requests in one batch
+    (temperature 0.8, top-k 20, top-p 0.9, seeds 1234..1236) on tiny Qwen3 and on tiny Llama (MHA, tied), and the
+    second one alone in another engine configuration (graphs, page size 16, naive cache, torch_static)."""
+    import torch
+
+    from minisgl.core import SamplingParams
+    from minisgl.llm import LLM
+    from minisgl.testing import tiny_model
+
+    prompts = [[17, 301, 45], [5, 88, 140, 7, 260, 33], [400, 12, 9, 77, 150, 3, 201, 64, 95]]
+    sampled = [SamplingParams(max_tokens=8, ignore_eos=True, temperature=0.8, top_k=20, top_p=0.9, seed=1234 + i)
+               for i in range(len(prompts))]
+
+    def run(path: Any, graphs: bool, page: int, cache: str, backend: str, params: Any, batch: list) -> list:
+        llm = LLM(str(path), dtype=torch.float32, max_running_req=8, num_page_override=256, max_seq_len_override=160,
+                  device="cpu", page_size=page, cache_type=cache, attention_backend=backend,
+                  cuda_graph_max_bs=4 if graphs else 0)
+        try:
+            return [o["token_ids"] for o in llm.generate(batch, params)]
+        finally:
+            llm.shutdown()
+
+    out = {}
+    for name, path in {"qwen3-gqa-untied": tiny_model("qwen3"),
+                       "llama-mha-tied": tiny_model("llama", gqa=False, tied=True)}.items():
+        out[f"{name} batch"] = run(path, False, 1, "radix", "torch", sampled, prompts)
+        out[f"{name} alone"] = run(path, True, 16, "naive", "torch_static", sampled[1], prompts[1:2])
+    return out
+
+
 def submissions(exercise: Any) -> dict[str, str]:
     from judge.reference import reference_source
 
@@ -114,7 +146,11 @@ def submissions(exercise: Any) -> dict[str, str]:
 
 def verdicts(slugs: list[str] | None = None) -> dict[str, Any]:
     """{exercise: {submission: {status, tests: {name: [status, message]}}}} in mode browser, for every exercise
-    that lists the browser (judged in this process, as the browser's worker does)."""
+    that lists the browser (judged in this process, as the browser's worker does). torch's default generator is
+    seeded first: a submission drawing from it (a mutant using the global stream) then draws the same numbers on
+    both sides; the judge does not seed it, so on real torch alone such a test passes or fails by chance."""
+    import torch
+
     from judge.exercise import list_exercises
     from judge.harness import judge_source
 
@@ -124,6 +160,7 @@ def verdicts(slugs: list[str] | None = None) -> dict[str, Any]:
             continue
         out[e.slug] = {}
         for name, source in submissions(e).items():
+            torch.manual_seed(SEED)
             v = judge_source(e, source, filename=name.replace("/", "_"), mode="browser", seed=SEED)
             out[e.slug][name] = {"status": v.status, "message": (v.message or "")[:300],
                                  "tests": {t.name: [t.status, (t.message or "")[:300]] for t in v.tests}}

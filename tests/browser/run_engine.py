@@ -26,10 +26,11 @@ assert importlib.util.find_spec("torch._C") is None, "real torch is importable h
 t0 = time.perf_counter()
 engine = browser_engine.engine_tokens()
 sampled = browser_engine.sampled_tokens()
+seeded = browser_engine.seeded_tokens()
 chunked = browser_engine.chunked_tokens()
 t1 = time.perf_counter()
 judged = browser_engine.verdicts(sys.argv[1:] or None)
 t2 = time.perf_counter()
 json.dump({"numpy": numpy.__version__, "python": sys.version.split()[0], "torch": torch.__version__,
-           "engine": engine, "sampled": sampled, "chunked": chunked, "verdicts": judged,
+           "engine": engine, "sampled": sampled, "seeded": seeded, "chunked": chunked, "verdicts": judged,
            "seconds": {"engine": round(t1 - t0, 2), "judge": round(t2 - t1, 2)}}, sys.stdout)

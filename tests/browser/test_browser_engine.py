@@ -1,7 +1,8 @@
 """minisgl and the judge on the browser's torch: in a Python 3.12 venv with numpy 2.0.2, where `import torch` is the
 layer and `import safetensors` the numpy reader (real torch is not importable there), the engine gives the same
-greedy tokens as on real PyTorch in every CPU configuration, a seeded sampled request is reproducible whatever its
-batch, and the judge gives every exercise the same verdict, test by test."""
+greedy tokens as on real PyTorch in every CPU configuration, seeded sampled requests give real torch's tokens (alone
+or in a batch), and the judge gives every exercise (reference, alternative solution, starter, mutants) the same
+verdict, test by test, for the same judging seed."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ import os
 import subprocess
 
 import pytest
-from browser_engine import CONFIGS, UNSUPPORTED, chunked_tokens, engine_tokens, sampled_tokens, verdicts
+from browser_engine import CONFIGS, UNSUPPORTED, chunked_tokens, engine_tokens, sampled_tokens, seeded_tokens, verdicts
 from browser_env import HERE, MISSING_PYTHON, ROOT, browser_python
 from conftest import need
 
 from judge.exercise import list_exercises
 
-BROWSER_EXERCISES = [e.slug for e in list_exercises(ROOT / "exercises") if "browser" in e.modes]
+EXERCISES = {e.slug: e for e in list_exercises(ROOT / "exercises")}
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +26,13 @@ def runs():
     need(browser_python() is not None, MISSING_PYTHON)
     from minisgl.testing import tiny_model
 
-    tiny_model("qwen3"), tiny_model("llama")  # made here if missing: the browser's Python has no transformers
+    # made here if missing: the browser's Python has no transformers
+    tiny_model("qwen3"), tiny_model("llama"), tiny_model("llama", gqa=False, tied=True)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     proc = subprocess.Popen([browser_python(), str(HERE / "run_engine.py")], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:
-        want = json.loads(json.dumps({"engine": engine_tokens(), "sampled": sampled_tokens(),
+        want = json.loads(json.dumps({"engine": engine_tokens(), "sampled": sampled_tokens(), "seeded": seeded_tokens(),
                                       "chunked": chunked_tokens(), "verdicts": verdicts()}))
         out, err = proc.communicate(timeout=600)
     finally:
@@ -67,9 +69,10 @@ def test_graphs_are_captured_when_asked(runs):
 
 @pytest.mark.parametrize("graphs", [False, True])
 def test_seeded_sampling_is_reproducible_whatever_the_batch(runs, graphs):
-    """The layer cannot draw torch's random numbers; what it keeps is what the engine promises: the same seed gives
-    the same tokens, alone or beside other requests, graphs or not; another seed other tokens."""
+    """The same seed gives the same tokens, alone or beside other requests, graphs or not; another seed other
+    tokens; and they are real torch's tokens (the layer draws torch's MT19937 stream)."""
     want, got = runs
+    assert got["sampled"][f"graphs={graphs}"] == want["sampled"][f"graphs={graphs}"]
     for side, res in (("torch", want), ("layer", got)):
         r = res["sampled"][f"graphs={graphs}"]
         assert r["alone"] == r["again"] == r["in_batch"], (side, r)
@@ -80,8 +83,21 @@ def test_seeded_sampling_is_reproducible_whatever_the_batch(runs, graphs):
     assert got["sampled"][key]["greedy_in_batch"] == want["sampled"][key]["greedy_in_batch"]  # greedy beside samples
 
 
-@pytest.mark.parametrize("slug", BROWSER_EXERCISES)
+@pytest.mark.parametrize("model", ["qwen3-gqa-untied", "llama-mha-tied"])
+def test_seeded_sampling_equals_real_torch(runs, model):
+    """test_node_tokens.py's scenario (the browser's Node runner) on CPython 3.12 + numpy 2.0.2: seeded sampled
+    requests give exactly real torch's tokens, in a batch and alone in another engine configuration."""
+    want, got = runs
+    w, g = want["seeded"], got["seeded"]
+    assert g[f"{model} batch"] == w[f"{model} batch"], f"{model}: layer {g} vs torch {w}"
+    assert g[f"{model} alone"] == w[f"{model} alone"] == w[f"{model} batch"][1:2]
+    assert len({tuple(t) for t in w[f"{model} batch"]}) == 3 and all(len(t) == 8 for t in w[f"{model} batch"])
+
+
+@pytest.mark.parametrize("slug", sorted(EXERCISES))
 def test_judge_gives_the_same_verdicts_in_the_browser(runs, slug):
+    if "browser" not in EXERCISES[slug].modes:
+        pytest.skip(f"{slug} is not judged in the browser (its modes: {EXERCISES[slug].modes})")
     want, got = runs
     w, g = want["verdicts"][slug], got["verdicts"][slug]
     assert sorted(g) == sorted(w)
@@ -89,6 +105,7 @@ def test_judge_gives_the_same_verdicts_in_the_browser(runs, slug):
                       if UNSUPPORTED in m})
     assert not missing, f"{slug}: the exercise uses torch functions the browser's layer lacks: {missing}"
     assert g["reference"]["status"] == "accepted", g["reference"]
+    assert g.get("alt", g["reference"])["status"] == "accepted", g["alt"]  # another correct solution
     for name, v in g.items():
         if name == "starter" or name.startswith("mutants/"):
             assert v["status"] not in ("accepted", "internal_error"), (name, v)

@@ -26,7 +26,7 @@ def test_module_names_outside_the_subset(name):
         getattr(layer, last)
 
 
-@pytest.mark.parametrize("name", ["expand", "split", "index_select", "masked_select", "numpy", "cuda", "backward"])
+@pytest.mark.parametrize("name", ["expand", "split", "index_add_", "masked_select", "numpy", "cuda", "backward"])
 def test_tensor_methods_outside_the_subset(name):
     assert hasattr(torch.zeros(1), name)
     with pytest.raises(NotImplementedError, match=rf"Tensor\.{name} {UNSUPPORTED}"):
@@ -57,13 +57,15 @@ def test_private_names_are_plain_attribute_errors():
     lambda: T.zeros(2).add(T.ones(2), alpha=2),
     lambda: T.zeros(2).sub(1, alpha=2),
     lambda: T.multinomial(T.ones(2), 1, out=T.zeros(1)),
+    lambda: T.multinomial(T.ones(2), 3, replacement=True),
     lambda: T.zeros(2, requires_grad=True),
     lambda: T.tensor([1.0], pin_memory=True),
     lambda: T.tensor([T.tensor(1.0)]),
     lambda: T.nn.functional.softmax(T.zeros(2)),
 ], ids=["legacy-constructor", "bfloat16-zeros", "bfloat16-to", "view-dtype", "scatter-reduce", "embedding-max_norm",
         "sdpa-dropout", "arange-float-int", "two-ellipses", "float-list-index", "add-alpha", "sub-alpha",
-        "multinomial-out", "requires_grad", "pin_memory", "tensor-of-tensors", "softmax-no-dim"])
+        "multinomial-out", "multinomial-replacement", "requires_grad", "pin_memory", "tensor-of-tensors",
+        "softmax-no-dim"])
 def test_arguments_outside_the_subset(call):
     with pytest.raises(NotImplementedError, match=UNSUPPORTED):
         call()

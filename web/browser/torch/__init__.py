@@ -12,7 +12,7 @@ from typing import Any as _Any
 import numpy as _np
 
 from . import cuda, nn, return_types  # noqa: I001
-from ._creation import arange, empty, empty_like, full, ones, ones_like, tensor, zeros, zeros_like
+from ._creation import arange, empty, empty_like, full, full_like, ones, ones_like, tensor, zeros, zeros_like
 from ._device import device
 from ._dtype import (
     bfloat16,
@@ -29,7 +29,7 @@ from ._dtype import (
 from ._dtype import (
     bool_ as bool,  # noqa: A001 - torch's names
 )
-from ._grad import inference_mode, no_grad
+from ._grad import inference_mode, is_inference_mode_enabled, no_grad
 from ._index import gather, nonzero
 from ._ops import (
     abs,  # noqa: A004
@@ -49,7 +49,7 @@ from ._ops import (
     where,
 )
 from ._random import Generator, default_generator, manual_seed, multinomial
-from ._reduce import argmax, cumsum, max, mean, min, softmax, sort, sum, topk  # noqa: A004
+from ._reduce import argmax, argsort, cumsum, max, mean, min, softmax, sort, sum, topk  # noqa: A004
 from ._shape import cat, flip, repeat_interleave, stack
 from ._size import Size
 from ._tensor import Tensor  # first: the modules below build on it
@@ -79,13 +79,14 @@ def set_num_threads(n: _builtins.int) -> None:
 
 
 __all__ = [
-    "Generator", "Size", "Tensor", "abs", "allclose", "arange", "argmax", "bfloat16", "bool", "cat", "clamp",
-    "cos", "cuda", "cumsum", "default_generator", "device", "double", "dtype", "empty", "empty_like", "equal",
-    "exp", "flip", "float", "float16", "float32", "float64", "full", "gather", "get_num_threads", "half",
-    "inference_mode", "int", "int8", "int16", "int32", "int64", "isclose", "log", "long", "manual_seed", "matmul",
-    "max", "maximum", "mean", "min", "minimum", "multinomial", "nn", "no_grad", "nonzero", "ones", "ones_like",
-    "repeat_interleave", "return_types", "rsqrt", "set_num_threads", "short", "sin", "softmax", "sort", "sqrt",
-    "stack", "sum", "tensor", "topk", "uint8", "where", "zeros", "zeros_like",
+    "Generator", "Size", "Tensor", "abs", "allclose", "arange", "argmax", "argsort", "bfloat16", "bool", "cat",
+    "clamp", "cos", "cuda", "cumsum", "default_generator", "device", "double", "dtype", "empty", "empty_like",
+    "equal", "exp", "flip", "float", "float16", "float32", "float64", "full", "full_like", "gather",
+    "get_num_threads", "half", "inference_mode", "int", "int16", "int32", "int64", "int8",
+    "is_inference_mode_enabled", "isclose", "log", "long", "manual_seed", "matmul", "max", "maximum", "mean", "min",
+    "minimum", "multinomial", "nn", "no_grad", "nonzero", "ones", "ones_like", "repeat_interleave", "return_types",
+    "rsqrt", "set_num_threads", "short", "sin", "softmax", "sort", "sqrt", "stack", "sum", "tensor", "topk",
+    "uint8", "where", "zeros", "zeros_like",
 ]
 
 

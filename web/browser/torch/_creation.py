@@ -76,8 +76,22 @@ def full(size: Any, fill_value: Any, *, dtype: D.dtype | None = None, device: An
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     default = D.scalar_dtype(fill_value)  # full(…, True) is bool, full(…, 3) is int64, full(…, 0.5) is float32
-    a = np.empty(_sizes("full", (size,)), dtype=_dtype(dtype, default))
-    a[...] = fill_value
+    return _filled(np.empty(_sizes("full", (size,)), dtype=_dtype(dtype, default)), fill_value)
+
+
+def _filled(a: np.ndarray, value: Any) -> Tensor:
+    """a filled with value, converted as torch's checked_convert does: what does not fit the dtype is refused (a
+    uint8 takes the ints -255..255, wrapping), a float into integers is truncated."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        D.scalar_dtype(value)  # a TypeError for anything but a number
+    elif a.dtype.kind in "iu":
+        info = np.iinfo(a.dtype)
+        low = -int(info.max) if a.dtype.kind == "u" and isinstance(value, int) else int(info.min)
+        if not low <= value <= int(info.max):  # nan too
+            raise RuntimeError(f"value cannot be converted to type {a.dtype.name} without overflow")
+    elif a.dtype.kind == "f" and math.isfinite(value) and abs(value) > np.finfo(a.dtype).max:
+        raise RuntimeError(f"value cannot be converted to type {a.dtype.name} without overflow")
+    a[...] = np.asarray(value).astype(a.dtype)
     return wrap(a)
 
 
@@ -97,6 +111,14 @@ def zeros_like(t: Tensor, *, dtype: D.dtype | None = None, device: Any = None, r
 def ones_like(t: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     nt = _like("ones_like", t, dtype, device, requires_grad)
     return wrap(np.ones_like(t._a, dtype=nt))
+
+
+def full_like(t: Tensor, fill_value: Any, *, dtype: D.dtype | None = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    nt = _like("full_like", t, dtype, device, requires_grad)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _filled(np.empty_like(t._a, dtype=nt), fill_value)
 
 
 def empty_like(t: Tensor, *, dtype: D.dtype | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:

@@ -1,9 +1,16 @@
-"""inference_mode and no_grad: there is no autograd here, so both are no-ops, as context managers and decorators."""
+"""inference_mode and no_grad, as context managers and decorators. There is no autograd here: both compute the same;
+what is kept is the state torch.is_inference_mode_enabled() reports (no_grad leaves it alone, as in torch)."""
 
 from __future__ import annotations
 
 import functools
 from typing import Any
+
+_inference = [False]  # the current inference mode (one interpreter, one thread: the browser's)
+
+
+def is_inference_mode_enabled() -> bool:
+    return _inference[0]
 
 
 class _NoGradMode:
@@ -16,6 +23,7 @@ class _NoGradMode:
 
     def __init__(self, mode: Any = True) -> None:
         self.mode = bool(mode)
+        self._outer: list[bool] = []  # the modes to restore, one per nested entry of this object
 
     def __enter__(self) -> None:
         return None
@@ -33,9 +41,14 @@ class _NoGradMode:
 
 
 class inference_mode(_NoGradMode):
-    pass
+    def __enter__(self) -> None:
+        self._outer.append(_inference[0])
+        _inference[0] = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        _inference[0] = self._outer.pop()
 
 
 class no_grad(_NoGradMode):
     def __init__(self) -> None:
-        self.mode = True
+        super().__init__(True)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _dtype as D
 from ._tensor import Tensor, norm_dim, wrap
 from ._unsupported import missing
 
@@ -235,3 +236,47 @@ def nonzero(t: Tensor, *, as_tuple: bool = False) -> Any:
     if t._a.ndim == 0:
         return wrap(np.zeros((len(found[0]), 0), dtype=np.int64))
     return wrap(np.stack(found, axis=1).astype(np.int64) if found else np.zeros((0, 0), dtype=np.int64))
+
+
+def index_select(t: Tensor, dim: int, index: Tensor) -> Tensor:
+    a = t._a
+    d = norm_dim(dim, a.ndim)
+    if not isinstance(index, Tensor) or index._a.dtype not in _INDEX_TYPES:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index._a.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    a2, idx = a.reshape(a.shape or (1,)), index._a.reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= a2.shape[d]):  # torch's dim-1 and empty-self kernels differ:
+        raise (RuntimeError if a.ndim > 1 and (d == 1 or a.size == 0) else IndexError)("index out of range in self")
+    out = np.take(a2, idx.astype(np.intp), axis=d)  # intp: 32 bits in Pyodide, and np.take casts safely only
+    return wrap(out.reshape(()) if a.ndim == 0 and out.size == 1 else out)  # a copy, as torch's
+
+
+def index_copy_(t: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """t's rows (along dim) at index become source's, in place."""
+    a = t._a
+    d = norm_dim(dim, a.ndim)
+    if not isinstance(index, Tensor) or index._a.dtype != np.int64:
+        raise RuntimeError("index_copy_(): Expected a long tensor for index, but got "
+                           f"{D.NAMES[index.dtype] if isinstance(index, Tensor) else type(index).__name__}")
+    if index._a.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index._a.ndim})")
+    if not isinstance(source, Tensor) or source._a.dtype != a.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype")
+    s = source._a
+    if a.ndim and s.ndim and a.ndim != s.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({s.ndim}), destination dimensionality ({a.ndim})")
+    a2 = a.reshape(a.shape or (1,))  # a view: the writes land in t
+    s2 = s.reshape(s.shape or (1,)) if a.ndim <= 1 else s
+    if a2.shape[:d] + a2.shape[d + 1:] != s2.shape[:d] + s2.shape[d + 1:]:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes.")
+    idx = index._a.reshape(-1)
+    if idx.size != s2.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to source.size(dim) "
+                         f"({s2.shape[d]})")
+    if idx.size and (idx.min() < 0 or idx.max() >= a2.shape[d]):
+        bad = idx[(idx < 0) | (idx >= a2.shape[d])][0]
+        raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with size {a2.shape[d]}")
+    np.moveaxis(a2, d, 0)[idx] = np.moveaxis(s2, d, 0)
+    return t

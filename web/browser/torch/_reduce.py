@@ -141,7 +141,7 @@ def softmax(t: Tensor, dim: int, dtype: D.dtype | None = None) -> Tensor:
     return wrap(out.reshape(a.shape))
 
 
-def _order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+def stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """Stable argsort; descending keeps ties in their original order too (and puts nan first, as torch)."""
     if not descending:
         return np.argsort(a, axis=axis, kind="stable")
@@ -155,8 +155,12 @@ def sort(t: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = F
     d = norm_dim(dim, a.ndim)
     if a.ndim == 0:
         return return_types.sort(wrap(a.copy()), wrap(np.zeros((), dtype=np.int64)))
-    idx = _order(a, d, descending)
+    idx = stable_order(a, d, descending)
     return return_types.sort(wrap(np.take_along_axis(a, idx, axis=d)), wrap(idx.astype(np.int64)))
+
+
+def argsort(t: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    return sort(t, dim, descending, stable=stable).indices
 
 
 def topk(t: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
@@ -165,7 +169,7 @@ def topk(t: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     a2 = a.reshape(1) if a.ndim == 0 else a
     if not 0 <= k <= a2.shape[d]:
         raise RuntimeError("selected index k out of range")
-    idx = np.take(_order(a2, d, largest), builtins.range(k), axis=d)
+    idx = np.take(stable_order(a2, d, largest), builtins.range(k), axis=d)
     values = np.take_along_axis(a2, idx, axis=d)
     if a.ndim == 0:  # torch gives the element even for k = 0
         values, idx = a.copy(), np.zeros((), dtype=np.int64)

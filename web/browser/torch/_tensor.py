@@ -195,6 +195,10 @@ class Tensor:
     def clone(self) -> Tensor:
         return wrap(self._a.copy(order="K"))  # keeps the strides' order, as torch's preserve_format
 
+    def detach(self) -> Tensor:
+        """A new tensor on the same memory (there is no autograd graph to leave)."""
+        return wrap(self._a[...])
+
     def contiguous(self) -> Tensor:
         return self if self._a.flags.c_contiguous else wrap(np.ascontiguousarray(self._a))
 
@@ -209,6 +213,9 @@ class Tensor:
             raise RuntimeError(f"The size of tensor a ({list(self._a.shape)}) must match the size of tensor b "
                                f"({list(src._a.shape)})") from None
         return self
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _random.exponential_(self, lambd, generator=generator)
 
     def fill_(self, value: Any) -> Tensor:
         if isinstance(value, Tensor):
@@ -233,6 +240,11 @@ class Tensor:
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         return _shape.transpose(self, dim0, dim1)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - torch's name
+        """All dims reversed (torch deprecates, but allows, ndim > 2); a view."""
+        return _shape.permute(self, *range(self._a.ndim - 1, -1, -1)) if self._a.ndim else wrap(self._a[...])
 
     def t(self) -> Tensor:
         if self._a.ndim > 2:
@@ -266,6 +278,12 @@ class Tensor:
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
         return _index.gather(self, dim, index)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        return _index.index_select(self, dim, index)
+
+    def index_copy_(self, dim: int, index: Tensor, source: Tensor) -> Tensor:
+        return _index.index_copy_(self, dim, index, source)
 
     def scatter_(self, dim: int, index: Tensor, src: Any, *, reduce: str | None = None) -> Tensor:
         return _index.scatter_(self, dim, index, src, reduce=reduce)
@@ -489,8 +507,11 @@ class Tensor:
     def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
         return _reduce.sort(self, dim, descending, stable=stable)
 
+    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+        return _reduce.argsort(self, dim, descending, stable=stable)
+
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
         return _reduce.topk(self, k, dim, largest, sorted)
 
 
-from . import _index, _ops, _reduce, _shape  # noqa: E402 - these modules build on Tensor
+from . import _index, _ops, _random, _reduce, _shape  # noqa: E402 - these modules build on Tensor
