@@ -151,6 +151,15 @@ def classify(e: BaseException, tests_file: str, tests_source: str, keep: set[str
                          f"({type(inner).__name__} while formatting it).")
 
 
+def _seed_torch(seed: int) -> None:
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            torch.manual_seed(seed)
+        except Exception:  # noqa: BLE001 - a torch without a global generator: nothing to seed
+            pass
+
+
 def _compile_tests(exercise: Exercise) -> tuple[types.CodeType, list, str]:
     """tests.py read and compiled before the submission runs, its asserts rewritten into checks."""
     path = str(exercise.tests_path)
@@ -301,6 +310,7 @@ def judge_source(
                 continue
             emit({"event": "test_start", "name": name})
             testing.RUN.test = name
+            _seed_torch(testing.seed())  # torch's global generator too: the same draws in every process
             checks.start(name)
             out = _Capture()
             t = time.perf_counter()
