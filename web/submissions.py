@@ -1,0 +1,256 @@
+"""The learner API of the grading server, under ``/api/v1``.
+
+- ``POST /submissions``: ``{"exercise", "code", "mode": "gpu"|"cpu", "run": false}``: 201 with the
+  submission; 413 for code over ``MAX_CODE_BYTES``; 429 + ``Retry-After`` over the per-user rate limit or
+  the queue cap; 503 + ``Retry-After`` while intake is paused.
+- ``GET /submissions`` (yours; staff: ``?all=1``), ``GET /submissions/<id>``: status, queue position, verdict.
+- ``GET /submissions/<id>/events``: Server-Sent Events ``queued`` (with position), ``running``, then
+  ``done`` (with the verdict) or ``cancelled``; a ``: heartbeat`` comment every ``SSE_HEARTBEAT_SECONDS``.
+- ``POST /submissions/<id>/cancel``.
+- ``GET /grading``: whether the site has runners (the page shows "Judge on the GPU server" then).
+
+Another learner's submission is a 404, as if it did not exist; staff see every submission.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, request, url_for
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+
+from judge.exercise import ExerciseError, list_exercises
+
+from .apierror import ApiError
+from .auth import current_user, require_user
+from .grading import Grading, get_grading
+from .models import CANCELLED, DONE, FINAL_STATES, SUBMISSION_MODES, Submission
+from .queue import Refused
+
+bp = Blueprint("submissions", __name__)
+JUDGE_MODE = {"gpu": "gpu", "cpu": "local"}  # a submission's mode -> the exercise mode it needs
+FIELDS = {"exercise", "code", "mode", "run"}
+
+
+@functools.cache
+def _exercise_modes() -> dict[str, tuple[str, ...]]:
+    try:
+        return {e.slug: tuple(e.modes) for e in list_exercises()}
+    except ExerciseError:
+        return {}
+
+
+def iso(t: dt.datetime | None) -> str | None:
+    return t.replace(microsecond=(t.microsecond // 1000) * 1000).isoformat() + "Z" if t else None
+
+
+def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = True) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": sub.id,
+        "exercise": sub.exercise,
+        "mode": sub.mode,
+        "run": sub.run_only,
+        "status": sub.state,
+        "position": grading.queue.position(s, sub),
+        "result": sub.result,
+        "attempts": sub.attempts,
+        "user": sub.user.username if sub.user else None,
+        "runner": sub.runner.name if sub.runner and sub.state != "queued" else None,
+        "created_at": iso(sub.created_at),
+        "claimed_at": iso(sub.claimed_at),
+        "finished_at": iso(sub.finished_at),
+        "judged_on": sub.judged_on_dict(),
+        "links": {
+            "self": f"/api/v1/submissions/{sub.id}",
+            "events": f"/api/v1/submissions/{sub.id}/events",
+            "cancel": f"/api/v1/submissions/{sub.id}/cancel",
+        },
+    }
+    if verdict:
+        d["verdict"] = sub.verdict_dict()
+    return d
+
+
+def _grading() -> Grading:
+    grading = get_grading(current_app)
+    grading.check_schema()
+    return grading
+
+
+def _own(s, sub_id: int) -> Submission:
+    sub = s.get(Submission, sub_id)
+    if sub is None or (sub.user_id != g.user.id and not g.user.is_staff):
+        raise ApiError(404, "not_found", f"No submission {sub_id}.")
+    return sub
+
+
+def _body() -> dict[str, Any]:
+    if not request.is_json:
+        raise ApiError(415, "unsupported_media_type", "Send JSON (Content-Type: application/json).")
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise ApiError(400, "bad_json", "The body must be a JSON object.")
+    return data
+
+
+@bp.before_request
+def _limit_body():
+    # the code limit, plus room for the JSON around it (escaping can double it); checked before reading
+    request.max_content_length = 2 * int(current_app.config["MAX_CODE_BYTES"]) + 4096
+
+
+@bp.post("/api/v1/submissions")
+@require_user
+def create():
+    grading = _grading()
+    data = _body()
+    unknown = sorted(set(data) - FIELDS)
+    if unknown:
+        raise ApiError(400, "unknown_field", f"Unknown field(s): {', '.join(map(str, unknown))[:200]}.")
+    exercise, code, mode, run = data.get("exercise"), data.get("code"), data.get("mode", "gpu"), data.get("run", False)
+    if not isinstance(exercise, str) or not exercise:
+        raise ApiError(400, "bad_exercise", "'exercise' must be an exercise id (a string).")
+    modes = _exercise_modes()
+    if exercise not in modes:
+        raise ApiError(404, "unknown_exercise", f"No exercise {exercise[:80]!r}.")
+    if mode not in SUBMISSION_MODES:
+        raise ApiError(400, "bad_mode", f"'mode' must be one of {list(SUBMISSION_MODES)}.")
+    if JUDGE_MODE[mode] not in modes[exercise]:
+        raise ApiError(400, "mode_not_supported", f"Exercise {exercise!r} is not judged in mode {mode!r}.")
+    if not isinstance(run, bool):
+        raise ApiError(400, "bad_run", "'run' must be true (the visible examples only) or false (every test).")
+    if not isinstance(code, str):
+        raise ApiError(400, "bad_code", "'code' must be the submission's source (a string).")
+    size = len(code.encode("utf-8", "surrogatepass"))
+    limit = int(current_app.config["MAX_CODE_BYTES"])
+    if size > limit:
+        raise ApiError(413, "code_too_large", f"The code is {size} bytes; the limit is {limit}.")
+    if "\x00" in code:
+        raise ApiError(400, "bad_code", "The code contains a NUL character.")
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "bad_code", "The code is not valid Unicode (lone surrogates).") from None
+    try:
+        sub = grading.queue.enqueue(g.user.id, exercise, mode, code, run)
+    except Refused as e:
+        status = 503 if e.code == "intake_paused" else 429
+        raise ApiError(status, e.code, e.message, retry_after=e.retry_after) from None
+    with grading.db.session() as s:
+        body = submission_json(grading, s, _own(s, sub.id))
+    resp = current_app.json.response(body)
+    resp.status_code = 201
+    resp.headers["Location"] = body["links"]["self"]
+    return resp
+
+
+@bp.get("/api/v1/submissions")
+@require_user
+def listing():
+    grading = _grading()
+    try:
+        limit = min(max(int(request.args.get("limit", 20)), 1), 200)
+    except ValueError:
+        raise ApiError(400, "bad_limit", "'limit' must be a number from 1 to 200.") from None
+    everyone = request.args.get("all") in ("1", "true") and g.user.is_staff
+    with grading.db.session() as s:
+        q = select(Submission).order_by(Submission.id.desc()).limit(limit)
+        if not everyone:
+            q = q.where(Submission.user_id == g.user.id)
+        exercise = request.args.get("exercise")
+        if exercise:
+            q = q.where(Submission.exercise == exercise[:128])
+        rows = [submission_json(grading, s, sub, verdict=False) for sub in s.scalars(q)]
+    return {"submissions": rows}
+
+
+@bp.get("/api/v1/submissions/<int:sub_id>")
+@require_user
+def show(sub_id: int):
+    grading = _grading()
+    with grading.db.session() as s:
+        return submission_json(grading, s, _own(s, sub_id))
+
+
+@bp.post("/api/v1/submissions/<int:sub_id>/cancel")
+@require_user
+def cancel(sub_id: int):
+    grading = _grading()
+    with grading.db.session() as s:
+        sub = _own(s, sub_id)
+        if sub.state in FINAL_STATES:
+            raise ApiError(409, "already_finished", f"Submission {sub_id} is {sub.state} already.")
+    grading.queue.cancel(sub_id)
+    with grading.db.session() as s:
+        return submission_json(grading, s, _own(s, sub_id))
+
+
+def _sse(event: str, data: dict[str, Any], n: int) -> str:
+    return f"id: {n}\nevent: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+@bp.get("/api/v1/submissions/<int:sub_id>/events")
+@require_user
+def events(sub_id: int):
+    grading = _grading()
+    with grading.db.session() as s:
+        _own(s, sub_id)
+    heartbeat = float(current_app.config["SSE_HEARTBEAT_SECONDS"])
+
+    def state() -> tuple[str, dict[str, Any]]:
+        with grading.db.session() as s:
+            sub = s.get(Submission, sub_id)
+            data = submission_json(grading, s, sub, verdict=sub.state == DONE)
+        return sub.state, data
+
+    def stream() -> Iterator[str]:
+        yield "retry: 2000\n\n"
+        n, last, last_sent = 0, None, time.monotonic()
+        seen = grading.hub.version
+        until = time.monotonic() + 3600  # a stream lasts an hour at most; the browser reconnects
+        while time.monotonic() < until:
+            try:
+                status, data = state()
+            except SQLAlchemyError:
+                status, data = None, None  # the database is away: keep the stream, try again
+            key = (status, data.get("position") if data else None)
+            if status is not None and key != last:
+                n += 1
+                last, last_sent = key, time.monotonic()
+                yield _sse(status, data, n)
+                if status in (DONE, CANCELLED):
+                    return
+            wait = heartbeat - (time.monotonic() - last_sent)
+            if wait <= 0:
+                yield ": heartbeat\n\n"
+                last_sent = time.monotonic()
+                continue
+            seen = grading.hub.wait(seen, min(wait, 5.0))
+
+    return Response(stream(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@bp.get("/api/v1/grading")
+def status():
+    """Public: is GPU judging available here (runners seen in the last 90 s), and is intake open."""
+    grading = _grading()
+    runners = grading.queue.runners_online()
+    user = current_user() if request.headers.get("Authorization") is None else None
+    with grading.db.session() as s:
+        queued = s.query(Submission).filter(Submission.state == "queued").count()
+    return {
+        "runners": len(runners),
+        "gpus": sorted({r.gpu for r in runners if r.gpu}),
+        "modes": sorted({m for r in runners for m in r.modes.split(",") if m}),
+        "intake_open": not grading.queue.intake_paused(),
+        "queued": queued,
+        "logged_in": user is not None,
+        "login_url": url_for("accounts.login"),
+    }
