@@ -135,7 +135,7 @@ def new_token():
     return redirect(url_for("accounts.account"))
 
 
-@bp.post("/account/tokens/<int:token_id>/revoke")
+@bp.post("/account/tokens/<rowid:token_id>/revoke")
 def revoke_token(token_id: int):
     if (r := _login_required()) is not None:
         return r

@@ -22,6 +22,22 @@ class ApiError(Exception):
         self.status, self.code, self.message, self.retry_after, self.extra = status, code, message, retry_after, extra
 
 
+def json_object(*, required: bool = True) -> dict:
+    """The request's JSON object body; a clear 4xx for anything else (deep nesting included).
+    ``required=False``: an empty body is ``{}``."""
+    if not request.content_length and not required:
+        return {}
+    if not request.is_json:
+        raise ApiError(415, "unsupported_media_type", "Send JSON (Content-Type: application/json).")
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        data = None
+    if not isinstance(data, dict):
+        raise ApiError(400, "bad_json", "The body must be a JSON object.")
+    return data
+
+
 def error_response(status: int, code: str, message: str, *, retry_after: int | None = None, **extra) -> Response:
     resp = jsonify({"error": code, "message": message, **extra})
     resp.status_code = status

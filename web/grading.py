@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import Flask
+from werkzeug.routing import IntegerConverter
 
 from . import db as dbm
 from .apierror import ApiError, register_error_handlers
@@ -91,6 +92,13 @@ def _migrate_default(app: Flask, url: str) -> None:
         dbm.upgrade(url)
 
 
+class RowId(IntegerConverter):
+    """A row id in a URL: 1 to 2**31 - 1 (anything else is a 404, not an overflow in the database)."""
+
+    def __init__(self, url_map, *args, **kw):
+        super().__init__(url_map, min=1, max=2**31 - 1)
+
+
 def _typed(key: str, value, default):
     """An environment value (a string) typed like its default: ``MINISGL_PRACTICE_LEASE_SECONDS=30``."""
     if not isinstance(value, str) or default is None or isinstance(default, str):
@@ -119,6 +127,7 @@ def init_grading(app: Flask) -> Grading:
     app.config["SESSION_COOKIE_SECURE"] = bool(app.config["SESSION_COOKIE_SECURE"])
     app.config["SESSION_COOKIE_NAME"] = "practice_session"
     register_error_handlers(app)
+    app.url_map.converters["rowid"] = RowId
 
     from .accounts import bp as accounts_bp
     from .admin import register_commands

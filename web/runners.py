@@ -20,9 +20,9 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, request
 from sqlalchemy import update
 
-from judge.verdict import STATUSES, Verdict
+from judge.verdict import STATUSES, TEST_STATUSES, Verdict
 
-from .apierror import ApiError
+from .apierror import ApiError, json_object
 from .auth import require_runner
 from .db import utcnow
 from .grading import Grading, get_grading
@@ -34,7 +34,7 @@ MAX_RESULT_BYTES = 4 * 2**20  # a verdict caps each test's output and message; t
 
 
 @bp.before_request
-def _limit_body():
+def _limitjson_object(required=False):
     request.max_content_length = MAX_RESULT_BYTES
 
 
@@ -42,13 +42,6 @@ def _grading() -> Grading:
     grading = get_grading(current_app)
     grading.check_schema()
     return grading
-
-
-def _body() -> dict[str, Any]:
-    data = request.get_json(silent=True) if request.content_length else {}
-    if not isinstance(data, dict):
-        raise ApiError(400, "bad_json", "The body must be a JSON object.")
-    return data
 
 
 def _lease(data: dict[str, Any]) -> str:
@@ -78,7 +71,7 @@ def _seen(grading: Grading, runner: Runner, modes: list[str] | None = None, gpu:
 @require_runner
 def claim():
     grading = _grading()
-    data = _body()
+    data = json_object(required=False)
     modes = data.get("modes", ["gpu", "cpu"])
     if not isinstance(modes, list) or not modes or any(m not in SUBMISSION_MODES for m in modes):
         raise ApiError(400, "bad_modes", f"'modes' must be a non-empty list drawn from {list(SUBMISSION_MODES)}.")
@@ -107,11 +100,11 @@ def claim():
         seen = grading.hub.wait(seen, min(left, 2.0))
 
 
-@bp.post("/jobs/<int:job_id>/heartbeat")
+@bp.post("/jobs/<rowid:job_id>/heartbeat")
 @require_runner
 def heartbeat(job_id: int):
     grading = _grading()
-    lease = _lease(_body())
+    lease = _lease(json_object(required=False))
     _seen(grading, g.runner)
     try:
         seconds = grading.queue.heartbeat(job_id, lease)
@@ -131,14 +124,16 @@ def _verdict(data: dict[str, Any]) -> dict[str, Any]:
         raise ApiError(400, "bad_verdict", f"The verdict does not parse: {type(e).__name__}: {e}"[:300]) from None
     if v.status not in STATUSES:
         raise ApiError(400, "bad_verdict", f"Unknown verdict status {v.status!r}.")
-    return v.to_dict()
+    if any(t.status not in TEST_STATUSES for t in v.tests):
+        raise ApiError(400, "bad_verdict", f"A test's status must be one of {list(TEST_STATUSES)}.")
+    return v.finalize().to_dict()  # the counts and the status agree with the tests (nothing passed: not accepted)
 
 
-@bp.post("/jobs/<int:job_id>/result")
+@bp.post("/jobs/<rowid:job_id>/result")
 @require_runner
 def result(job_id: int):
     grading = _grading()
-    data = _body()
+    data = json_object(required=False)
     lease = _lease(data)
     verdict = _verdict(data)
     judged_on = data.get("judged_on")
@@ -154,11 +149,11 @@ def result(job_id: int):
     return {"stored": stored}
 
 
-@bp.post("/jobs/<int:job_id>/release")
+@bp.post("/jobs/<rowid:job_id>/release")
 @require_runner
 def release(job_id: int):
     grading = _grading()
-    data = _body()
+    data = json_object(required=False)
     lease = _lease(data)
     reason = data.get("reason", "stopping")
     if reason not in ("stopping", "failed"):

@@ -41,7 +41,7 @@ def index():
                            now=utcnow(), paused=grading.queue.intake_paused(), show=show)
 
 
-@bp.post("/jobs/<int:job_id>/<action>")
+@bp.post("/jobs/<rowid:job_id>/<action>")
 def job_action(job_id: int, action: str):
     _form_csrf()
     queue = current_app.extensions["grading"].queue

@@ -27,7 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from judge.exercise import ExerciseError, list_exercises
 
-from .apierror import ApiError
+from .apierror import ApiError, json_object
 from .auth import current_user, require_user
 from .grading import Grading, get_grading
 from .models import CANCELLED, DONE, FINAL_STATES, SUBMISSION_MODES, Submission
@@ -90,15 +90,6 @@ def _own(s, sub_id: int) -> Submission:
     return sub
 
 
-def _body() -> dict[str, Any]:
-    if not request.is_json:
-        raise ApiError(415, "unsupported_media_type", "Send JSON (Content-Type: application/json).")
-    data = request.get_json(silent=True)
-    if not isinstance(data, dict):
-        raise ApiError(400, "bad_json", "The body must be a JSON object.")
-    return data
-
-
 @bp.before_request
 def _limit_body():
     # the code limit, plus room for the JSON around it (escaping can double it); checked before reading
@@ -109,7 +100,7 @@ def _limit_body():
 @require_user
 def create():
     grading = _grading()
-    data = _body()
+    data = json_object()
     unknown = sorted(set(data) - FIELDS)
     if unknown:
         raise ApiError(400, "unknown_field", f"Unknown field(s): {', '.join(map(str, unknown))[:200]}.")
@@ -170,7 +161,7 @@ def listing():
     return {"submissions": rows}
 
 
-@bp.get("/api/v1/submissions/<int:sub_id>")
+@bp.get("/api/v1/submissions/<rowid:sub_id>")
 @require_user
 def show(sub_id: int):
     grading = _grading()
@@ -178,7 +169,7 @@ def show(sub_id: int):
         return submission_json(grading, s, _own(s, sub_id))
 
 
-@bp.post("/api/v1/submissions/<int:sub_id>/cancel")
+@bp.post("/api/v1/submissions/<rowid:sub_id>/cancel")
 @require_user
 def cancel(sub_id: int):
     grading = _grading()
@@ -195,7 +186,7 @@ def _sse(event: str, data: dict[str, Any], n: int) -> str:
     return f"id: {n}\nevent: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-@bp.get("/api/v1/submissions/<int:sub_id>/events")
+@bp.get("/api/v1/submissions/<rowid:sub_id>/events")
 @require_user
 def events(sub_id: int):
     grading = _grading()
