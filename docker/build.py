@@ -35,7 +35,8 @@ MIRROR = os.environ.get("MINISGL_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 BASE_PACKAGES = "python3,python3-venv,passwd"
 SOURCES = ("minisgl", "judge", "exercises", "runner", "web")
 IMAGES = {  # name -> (Dockerfile, requirements files, tag online, tag offline)
-    "job": ("job.Dockerfile", ("requirements-job.txt", "requirements-models.txt"), "minisgl-job:gpu", "minisgl-job:cpu"),
+    "job": ("job.Dockerfile", ("requirements-job.txt", "requirements-models.txt"), "minisgl-job:gpu",
+            "minisgl-job:cpu"),
     "site": ("site.Dockerfile", ("requirements-site.txt",), "minisgl-site:latest", "minisgl-site:latest"),
     "runner": ("runner.Dockerfile", ("requirements-runner.txt",), "minisgl-runner:latest", "minisgl-runner:latest"),
 }

@@ -90,10 +90,10 @@ class ServerClient:
         return float(r.json()["lease_seconds"])
 
     def result(self, job_id: int, lease_id: str, verdict: dict[str, Any], judged_on: dict[str, Any],
-               retry_for: float) -> bool:
+               retry_for: float, on_retry=None) -> bool:
         """True when stored (now or by an earlier try of ours); LeaseLost when the lease is stale."""
         r = self._post(f"/jobs/{job_id}/result", {"lease_id": lease_id, "verdict": verdict, "judged_on": judged_on},
-                       timeout=self.timeout * 3, retry_for=retry_for)
+                       timeout=self.timeout * 3, retry_for=retry_for, on_retry=on_retry)
         if r.status_code == 409:
             raise LeaseLost(r.json().get("reason", "lost"))
         r.raise_for_status()

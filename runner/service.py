@@ -164,8 +164,16 @@ class Service:
                 return
             v = outcome.verdict or {}
             retry_for = max(2 * float(job.get("lease_seconds", 60)), 60.0)
+            warned = []
+
+            def on_retry(why: str) -> None:
+                if not warned:
+                    warned.append(why)
+                    log.warning("job %s: the server is not answering (%s); retrying the result", job["id"], why)
+
             try:
-                self.client.result(job["id"], job["lease_id"], v, outcome.judged_on, retry_for=retry_for)
+                self.client.result(job["id"], job["lease_id"], v, outcome.judged_on, retry_for=retry_for,
+                                   on_retry=on_retry)
                 tail = " (emulated GPU)" if outcome.judged_on.get("emulated") else ""
                 log.info("%s -> %s %s/%s passed, judged in %.1f s, posted in %.1f s%s", prefix, v.get("status"),
                          v.get("passed"), v.get("total"), judged_s, time.monotonic() - t0 - judged_s, tail)

@@ -173,7 +173,8 @@ class RunnerProc:
     proc: subprocess.Popen | None = None
 
     def start(self) -> RunnerProc:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "MINISGL_RUNNER_TOKEN": self.token}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+               "MINISGL_RUNNER_TOKEN": self.token}
         self.log_path = self.log_path or Path(tempfile.mktemp(prefix="runner-", suffix=".log", dir="/tmp"))
         self.log = open(self.log_path, "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
