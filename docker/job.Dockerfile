@@ -33,6 +33,8 @@ ENV PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin \
     MINISGL_TEST_MODELS=/opt/minisgl/models/test \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+# the runner mounts tmpfs folders at /scratch and /tmp (Docker copies the mode of the folder underneath)
+RUN mkdir -p /scratch && chmod 1777 /scratch /tmp
 # a user that owns nothing in the image; the runner also passes --user and a read-only root
 USER 10001:10001
 WORKDIR /scratch
