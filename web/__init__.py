@@ -8,6 +8,7 @@ Blueprints are registered by concern; each lives in its own module.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +18,9 @@ from .config import instance_secret_key, load_config
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
-    app = Flask(__name__, instance_relative_config=True)
+    # the instance folder (the default SQLite database, the secret key): MINISGL_PRACTICE_INSTANCE_PATH or ./instance
+    app = Flask(__name__, instance_relative_config=True,
+                instance_path=os.environ.get("MINISGL_PRACTICE_INSTANCE_PATH") or None)
     app.config.update(load_config(config))
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
