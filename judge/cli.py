@@ -349,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=0, help="exercises checked in parallel (default: CPU count)")
     p.set_defaults(fn=cmd_check)
     sub.add_parser("doctor", help="what this machine can judge").set_defaults(fn=cmd_doctor)
+    from .remote import add_parser as add_submit
+
+    add_submit(sub)  # submit: judge on a grading server
     return ap
 
 

@@ -88,3 +88,39 @@ def test_docker_runner_judges_correct_and_wrong_code_on_postgresql(pg, job_image
     _good, _bad, streams, runner = _judge_two(site, token, rtoken, args, executor="docker", tmp_path=tmp_path)
     _check(streams, runner)
     assert "executor=docker" in runner.log_text()
+
+
+def test_practice_judge_submit_from_a_shell(site_factory, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from server.conftest import Accounts
+    from server.pieces import ROOT, fresh_database
+    from web.db import open_database
+
+    db_url = fresh_database("sqlite", None, tmp_path)
+    db = open_database(db_url)
+    acc = Accounts(db)
+    token, rtoken = acc.user("alice"), acc.runner("laptop")
+    db.dispose()
+    site = site_factory(db_url)
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(reference_code(EX))
+    bad.write_text(mutant_code(EX, "no_warm_up"))
+    runner = RunnerProc(site.url, rtoken, args=["--work-dir", str(tmp_path / "work")],
+                        log_path=tmp_path / "runner.log").start()
+    env = {**os.environ, "MINISGL_PRACTICE_TOKEN": token, "NO_COLOR": "1"}
+    try:
+        runs = [subprocess.run([sys.executable, "practice/judge.py", "submit", EX, str(f), "--server", site.url],
+                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=240) for f in (good, bad)]
+    finally:
+        runner.signal(15)
+        runner.wait(60)
+    ok, wrong = runs
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "ACCEPTED" in ok.stdout and "running on laptop" in ok.stderr and "emulated CUDA graphs" in ok.stdout
+    assert wrong.returncode == 1 and "WRONG ANSWER" in wrong.stdout
+    no_token = subprocess.run([sys.executable, "practice/judge.py", "submit", EX, str(good), "--server", site.url,
+                               "--token", "msu_wrong"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert no_token.returncode == 2 and "HTTP 401" in no_token.stderr
