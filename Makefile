@@ -5,7 +5,11 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 PROMPT ?= The capital of France is
 
-.PHONY: install models run test lint bench gpu-check clean-models
+# The browser's Python for the tests of web/browser (the numpy torch): 3.12 with Pyodide's numpy 2.0.2, no torch
+PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12))
+BROWSER_VENV := .venv-browser
+
+.PHONY: install models run test lint bench gpu-check clean-models browser-venv
 
 install:
 	$(PIP) install -q "torch==2.13.0"
@@ -21,7 +25,15 @@ run: models
 lint:
 	$(PYTHON) -m ruff check .
 
-test: models lint
+browser-venv: $(BROWSER_VENV)/numpy-2.0.2
+
+$(BROWSER_VENV)/numpy-2.0.2:
+	@test -n "$(PY312)" || { echo "Python 3.12 is needed for the browser tests: set PY312=/path/to/python3.12"; exit 1; }
+	$(PY312) -m venv $(BROWSER_VENV)
+	$(BROWSER_VENV)/bin/python -m pip install -q "numpy==2.0.2"
+	touch $@
+
+test: models lint browser-venv
 	$(PYTHON) -m pytest -q -ra
 
 bench: models

@@ -1,20 +1,29 @@
-"""The child process of an isolated judging: ``python -m judge.child --fd N [--memory-mb M]``.
+"""The child process of an isolated judging (started by ``judge.isolation``, never by hand).
 
-It reads one request (JSON) from stdin, sets its own limits before anything of the learner's runs,
-judges each job with the in-process core, and reports events and verdicts as JSON lines over the
-pipe ``N`` that the parent gave it. Its stdout and stderr (where the learner's stray prints end up)
-go to a file the parent never parses, so nothing printed can forge a verdict.
+Started as ``python -I -S -c BOOT CONFIG``: isolated from the environment (``PYTHON*`` variables,
+``sitecustomize``, the user's site folder and the current directory are ignored), with ``sys.path``
+given by the parent. First thing, before any of the learner's code, it builds its walls: the sandbox
+where asked (``judge.sandbox.enter``), then its resource limits. Then it reads jobs from a pipe, one JSON
+line at a time (the next one only after the verdict of the last: a job never sees another's source),
+judges each with the in-process core and reports events and verdicts as JSON lines over the pipe the
+parent gave it. Its stdout and stderr (where the learner's stray prints end up) go to a file the parent
+never parses, so nothing printed can forge a verdict.
+
+A job that leaves something behind (a thread, a child process) ends this process after its verdict,
+so that nothing it left can touch the next job.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 
+BOOT = "import json, sys; c = json.loads(sys.argv[1]); sys.path[:0] = c['sys_path']; " \
+       "from judge.child import main; main(c)"
 
-def _set_limits(memory_mb: int | None, fsize_mb: int) -> None:
+
+def _set_limits(memory_mb: int | None, fsize_mb: int, nproc: int | None) -> None:
     try:
         import resource
         import signal
@@ -25,70 +34,104 @@ def _set_limits(memory_mb: int | None, fsize_mb: int) -> None:
             resource.setrlimit(resource.RLIMIT_AS, (b, b))
         b = fsize_mb * 2**20
         resource.setrlimit(resource.RLIMIT_FSIZE, (b, b))
+        if nproc:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the cap fails instead of killing us
     except (ImportError, ValueError, OSError):  # not on Linux: the parent's wall clock still holds
         pass
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m judge.child")
-    ap.add_argument("--fd", type=int, required=True)
-    ap.add_argument("--memory-mb", type=int, default=0)
-    ap.add_argument("--fsize-mb", type=int, default=64)
-    args = ap.parse_args(argv)
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for t in os.listdir(f"/proc/{pid}/task")
+                for c in open(f"/proc/{pid}/task/{t}/children").read().split()]
+    except (OSError, ValueError):
+        return []
 
-    channel = os.fdopen(args.fd, "wb", buffering=0)
-    os.set_inheritable(args.fd, False)
+
+def _end_descendants() -> None:
+    """Kill every process below this one (a subreaper: orphans of our children are our children)."""
+    import signal
+
+    for _ in range(50):
+        kids = _children(os.getpid())
+        if not kids:
+            return
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError, PermissionError):
+                pass
+
+
+def main(config: dict) -> None:
+    channel = os.fdopen(int(config["fd"]), "wb", buffering=0)
+    jobs = os.fdopen(int(config["jobs_fd"]), "rb")
+    os.set_inheritable(channel.fileno(), False)
+    os.set_inheritable(jobs.fileno(), False)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - the learner's code reads nothing
+    write, dumps = channel.write, json.JSONEncoder(ensure_ascii=True).encode  # bound before any learner code
 
     def send(obj: dict) -> None:
-        channel.write((json.dumps(obj, ensure_ascii=True) + "\n").encode())
+        write((dumps(obj) + "\n").encode())
 
-    request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - the learner's code reads nothing
-    _set_limits(args.memory_mb or None, args.fsize_mb)
-    for p in reversed(request.get("sys_path", [])):
-        if p not in sys.path:
-            sys.path.insert(0, p)
-
+    code = 0
     try:
-        from .binding import reference_source
+        sandbox = config.get("sandbox")
+        if sandbox:
+            from .sandbox import enter
+
+            enter(sandbox["writable"], sandbox["hide"], sandbox["keep"])
+        _set_limits(config.get("memory_mb"), int(config.get("fsize_mb", 64)), config.get("nproc"))
+        from .sandbox import become_subreaper
+
+        become_subreaper()
         from .exercise import load_exercise
         from .harness import environment, judge_source
+        from .reference import reference_source
 
-        if request.get("preimport", True):
-            environment()  # import torch before the clock of the first job matters
-    except BaseException as e:  # noqa: BLE001
+        environment()  # import torch before the clock of the first job matters
+        import threading
+
+        threads = threading.active_count()
+    except BaseException as e:  # noqa: BLE001 - ours: nothing of the learner's ran yet
         send({"event": "fatal", "message": f"the judge could not start: {type(e).__name__}: {e}"})
-        return 3
+        _exit(3)
     send({"event": "ready"})
 
-    for index, job in enumerate(request["jobs"]):
-        send({"event": "job", "index": index})
+    for line in jobs:  # one job per line, sent after the previous verdict
         try:
+            job = json.loads(line)
             exercise = load_exercise(job["exercise"])
             source = job.get("source")
             if source is None:
                 source = reference_source(exercise)
-            send({"event": "load"})
             verdict = judge_source(
-                exercise,
-                source,
-                filename=job.get("filename") or "submission.py",
-                mode=job.get("mode", "local"),
-                run_only=bool(job.get("run_only")),
-                on_event=send,
-                memory_limit_mb=args.memory_mb or None,
+                exercise, source, filename=job.get("filename") or "submission.py", mode=job.get("mode", "local"),
+                run_only=bool(job.get("run_only")), on_event=send, memory_limit_mb=config.get("memory_mb"),
+                seed=job.get("seed"), role=job.get("role", "judge"),
             )
-            send({"event": "verdict", "index": index, "verdict": verdict.to_dict()})
+            del source, job
+            left = threading.active_count() > threads or bool(_children(os.getpid()))
+            if left:
+                _end_descendants()
+            send({"event": "verdict", "verdict": verdict.to_dict(), "retire": left})
+            if left:
+                break
         except BaseException as e:  # noqa: BLE001 - ours (the core itself never raises)
             send({"event": "fatal", "message": f"{type(e).__name__}: {e}"})
-            return 3
-    channel.close()
-    return 0
+            code = 3
+            break
+    _exit(code)
 
 
-if __name__ == "__main__":
-    code = main()
+def _exit(code: int) -> None:
+    _end_descendants()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # do not wait for threads the learner may have left running
+
+
+if __name__ == "__main__":
+    sys.exit("judge.child is started by judge.isolation (python practice/judge.py test ...), not by hand")

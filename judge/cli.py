@@ -7,8 +7,10 @@
          [--run]              only the visible test_example* tests ("Run"); default: all ("Submit")
          [--json]             print only the verdict JSON
          [--mode local|gpu]
+         [--trusted]          judged as the grading server does (a referee process decides)
+         [--seed N]           the hidden inputs of an earlier judging again
     solution ID               the reference solution (the engine's own code)
-    check [ID...]             maintainers: reference passes, starter and every mutant fail, ...
+    check [ID...] [--trusted] maintainers: reference and alternatives pass, starter and mutants fail
     doctor                    what this machine can judge
 
 Exit codes: 0 success (``test``: accepted), 1 not accepted / check failed, 2 usage error.
@@ -18,43 +20,19 @@ The parent never imports torch except for ``solution`` and ``doctor``; judging r
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import shutil
 import sys
-import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .exercise import REPO_ROOT, Exercise, ExerciseError, find_exercise, list_exercises, load_chapters
-from .verdict import Verdict
-
-STATUS_TEXT = {
-    "accepted": "ACCEPTED",
-    "wrong_answer": "WRONG ANSWER",
-    "runtime_error": "RUNTIME ERROR",
-    "compile_error": "COMPILE ERROR",
-    "timeout": "TIME LIMIT EXCEEDED",
-    "internal_error": "INTERNAL ERROR (not your fault)",
-}
+from .exercise import REPO_ROOT, ExerciseError, find_exercise, list_exercises, load_chapters
+from .report import format_verdict, style_for
 
 
 def workspace_dir() -> Path:
     env = os.environ.get("MINISGL_WORKSPACE")
     return Path(env) if env else REPO_ROOT / "practice" / "workspace"
-
-
-class _Style:
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-
-    def __call__(self, text: str, code: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if self.enabled else text
-
-
-def _style_for(stream) -> _Style:
-    return _Style(hasattr(stream, "isatty") and stream.isatty() and not os.environ.get("NO_COLOR")
-                  and os.environ.get("TERM") != "dumb")
 
 
 def _rel(path: Path) -> str:
@@ -66,51 +44,6 @@ def _rel(path: Path) -> str:
 
 def _entry() -> str:
     return "python practice/judge.py"
-
-
-# ----------------------------------------------------------------------------------------------
-# the readable report
-
-
-def format_verdict(v: Verdict, style: _Style | None = None) -> str:
-    c = style or _Style(False)
-    lines = []
-    what = "Run (visible examples only)" if v.run else "Submit (all tests)"
-    dev = v.env.gpu or v.env.device
-    lines.append(c(f"{v.exercise}", "1") + f"  ·  {what}  ·  mode {v.mode}  ·  {dev}")
-    if v.output:
-        lines.append(c("  output while loading your file:", "2"))
-        lines.extend("    " + ln for ln in v.output.rstrip().splitlines())
-    for t in v.tests:
-        mark = {"pass": c("PASS", "32"), "fail": c("FAIL", "31"), "error": c("ERROR", "31"),
-                "timeout": c("TIMEOUT", "33"), "skip": c("SKIP", "2")}[t.status]
-        hidden = "" if t.visible else c(" (hidden)", "2")
-        ms = f"{t.ms:.0f} ms" if t.status != "skip" else ""
-        lines.append(f"  {mark:<6} {t.name}{hidden}  {c(ms, '2')}".rstrip())
-        if t.doc and t.status in ("fail", "error", "timeout"):
-            lines.extend(c(f"         {ln}", "2") for ln in textwrap.wrap(" ".join(t.doc.split()), 90))
-        if t.message and t.status != "pass":
-            lines.extend("         " + ln for ln in t.message.rstrip().splitlines())
-        if t.output and t.status != "pass":
-            lines.append(c("         output:", "2"))
-            lines.extend("           " + ln for ln in t.output.rstrip().splitlines()[:40])
-    if v.message and not any(t.message == v.message for t in v.tests):
-        lines.append("")
-        lines.extend("  " + ln for ln in v.message.rstrip().splitlines())
-    color = "32" if v.accepted else ("33" if v.status in ("timeout", "internal_error") else "31")
-    counts = f"{v.passed}/{v.total} passed"
-    if v.failed:
-        counts += f", {v.failed} failed"
-    if v.skipped:
-        counts += f", {v.skipped} skipped"
-    lines.append("")
-    verdict = c(f"Verdict: {STATUS_TEXT.get(v.status, v.status)}", "1;" + color)
-    lines.append(verdict + f"  ({counts}, {v.ms / 1000:.1f} s)")
-    if v.metrics:
-        lines.append("  metrics: " + ", ".join(f"{k}={val:g}" for k, val in v.metrics.items()))
-    if v.accepted and v.run:
-        lines.append(c("  The visible examples pass. Now submit: drop --run to run all the tests.", "2"))
-    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -169,25 +102,30 @@ def cmd_test(args) -> int:
         hint = f" (run `{_entry()} start {e.slug}` first)" if not args.file else ""
         print(f"no such file: {_rel(path)}{hint}", file=sys.stderr)
         return 2
-    source = path.read_text(encoding="utf-8")
-    if args.in_process:
-        from .harness import judge_source
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as ex:
+        print(f"cannot read {_rel(path)}: {ex}", file=sys.stderr)
+        return 2
+    name = str(path.resolve())
+    if args.trusted:
+        from .referee import judge_trusted
 
-        v = judge_source(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run)
+        v = judge_trusted(e, source, filename=name, mode=args.mode, run_only=args.run, seed=args.seed)
     else:
         from .isolation import judge_isolated
 
-        v = judge_isolated(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run)
+        v = judge_isolated(e, source, filename=name, mode=args.mode, run_only=args.run, seed=args.seed)
     if args.json:
         print(v.to_json())
     else:
-        print(format_verdict(v, _style_for(sys.stdout)))
+        print(format_verdict(v, style_for(sys.stdout)))
     return 0 if v.accepted else 1
 
 
 def cmd_solution(args) -> int:
     e = find_exercise(args.id, args.exercises)
-    from .binding import reference_source
+    from .reference import reference_source
 
     print(reference_source(e), end="")
     return 0
@@ -222,79 +160,9 @@ def cmd_doctor(args) -> int:
     return 0
 
 
-# ----------------------------------------------------------------------------------------------
-# check: the maintainers' validation
-
-
-def _has_example(e: Exercise) -> bool:
-    try:
-        tree = ast.parse(e.tests_path.read_text(encoding="utf-8"))
-    except SyntaxError:
-        return False
-    return any(isinstance(n, ast.FunctionDef) and n.name.startswith("test_example") for n in tree.body)
-
-
-def check_exercise(e: Exercise, modes: list[str] | None = None) -> list[str]:
-    """Problems found with one exercise (empty: it is valid)."""
-    from .isolation import Job, judge_batch
-
-    problems: list[str] = []
-    if not e.statement.strip():
-        problems.append("statement.md is empty")
-    if not e.explanation.strip():
-        problems.append("explanation.md is empty")
-    if not _has_example(e):
-        problems.append("tests.py has no visible test_example* test")
-    mutants = e.mutant_paths
-    if len(mutants) < 3:
-        problems.append(f"only {len(mutants)} mutant(s) in mutants/ (at least 3 expected)")
-    if modes is None:
-        modes = ["local"]
-        if "gpu" in e.modes and _cuda_here():
-            modes.append("gpu")
-    for mode in modes:
-        if mode not in e.modes:
-            continue
-        jobs = [Job(e, None, "reference.py", mode), Job(e, None, "reference.py", mode, run_only=True),
-                Job(e, e.starter, "starter.py", mode)]
-        jobs += [Job(e, m.read_text(encoding="utf-8"), f"mutants/{m.name}", mode) for m in mutants]
-        verdicts = judge_batch(jobs)
-        ref, ref_run, starter, muts = verdicts[0], verdicts[1], verdicts[2], verdicts[3:]
-        if not ref.accepted:
-            problems.append(f"[{mode}] the reference is not accepted: {ref.status}: {_why(ref)}")
-        if not ref_run.accepted:
-            problems.append(f"[{mode}] the reference is not accepted by Run (--run): {ref_run.status}: {_why(ref_run)}")
-        if starter.accepted or starter.status == "internal_error":
-            problems.append(f"[{mode}] the starter is {starter.status} (it must fail, and not with an internal error)"
-                            + (f": {_why(starter)}" if starter.status == "internal_error" else ""))
-        for m, v in zip(mutants, muts):
-            if v.accepted or v.status == "internal_error":
-                problems.append(f"[{mode}] mutant {m.name} is {v.status} (it must fail, and not with an internal error)"
-                                + (f": {_why(v)}" if v.status == "internal_error" else ""))
-    return problems
-
-
-def _why(v: Verdict) -> str:
-    if v.message:
-        return v.message.strip().splitlines()[0][:300]
-    bad = [t for t in v.tests if t.status not in ("pass", "skip")]
-    if bad:
-        return f"{bad[0].name}: " + (bad[0].message.strip().splitlines() or [""])[0][:300]
-    return ""
-
-
-def _cuda_here() -> bool:
-    if shutil.which("nvidia-smi") is None and not os.path.exists("/dev/nvidia0"):
-        return False
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except Exception:  # noqa: BLE001
-        return False
-
-
 def cmd_check(args) -> int:
+    from .validate import check_exercise
+
     if args.ids:
         exercises = [find_exercise(i, args.exercises) for i in args.ids]
     else:
@@ -302,12 +170,13 @@ def cmd_check(args) -> int:
     if not exercises:
         print("no exercises found", file=sys.stderr)
         return 1
-    style = _style_for(sys.stdout)
+    style = style_for(sys.stdout)
     workers = max(1, min(len(exercises), args.jobs or os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(check_exercise, exercises))
+        results = list(pool.map(lambda e: check_exercise(e, trusted=args.trusted), exercises))
     bad = 0
-    for e, problems in zip(exercises, results):
+    for e, report in zip(exercises, results):
+        problems = report.problems
         if problems:
             bad += 1
             print(style("FAIL", "31") + f" {e.slug}")
@@ -315,7 +184,9 @@ def cmd_check(args) -> int:
                 print("     - " + p.replace("\n", "\n       "))
         else:
             n = len(e.mutant_paths)
-            print(style("ok  ", "32") + f" {e.slug}  (reference accepted; starter and {n} mutants fail)")
+            mode = ", same verdicts in trusted mode" if args.trusted else ""
+            print(style("ok  ", "32") + f" {e.slug}  (reference and alternatives accepted; starter and {n} mutants "
+                                        f"fail{mode}; {report.judged} judgings)")
     print(f"\n{len(exercises) - bad}/{len(exercises)} exercises valid")
     return 1 if bad else 0
 
@@ -339,7 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", action="store_true", help="only the visible test_example* tests")
     p.add_argument("--json", action="store_true", help="print only the verdict JSON")
     p.add_argument("--mode", choices=["local", "gpu"], default="local")
-    p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # debugging: no child process
+    p.add_argument("--trusted", action="store_true",
+                   help="judge as the grading server does: a referee process decides (docs/judge.md)")
+    p.add_argument("--seed", type=int, default=None, help="the seed of the hidden inputs (default: a new one)")
     p.set_defaults(fn=cmd_test)
     p = sub.add_parser("solution", help="print the reference solution")
     p.add_argument("id")
@@ -347,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="validate exercises (maintainers)")
     p.add_argument("ids", nargs="*")
     p.add_argument("--jobs", type=int, default=0, help="exercises checked in parallel (default: CPU count)")
+    p.add_argument("--trusted", action="store_true", help="also judge every file in trusted mode: same verdicts")
     p.set_defaults(fn=cmd_check)
     sub.add_parser("doctor", help="what this machine can judge").set_defaults(fn=cmd_doctor)
     from .remote import add_parser as add_submit

@@ -109,6 +109,7 @@ class Exercise:
     test_time_limit: float  # seconds for one test
     order: int = 0
     memory_limit_mb: int | None = None
+    trusted_imports: list[str] = field(default_factory=list)  # modules a solution may import in trusted mode
     extra: dict = field(default_factory=dict)
 
     # the files of an exercise
@@ -198,7 +199,7 @@ def load_exercise(path: str | Path) -> Exercise:
 
     known = {
         "title", "chapter", "difficulty", "tags", "targets", "modes", "time_limit",
-        "test_time_limit", "order", "memory_limit_mb",
+        "test_time_limit", "order", "memory_limit_mb", "trusted_imports",
     }
     title = _field(data, "title", str, where)
     if not title.strip():
@@ -234,6 +235,10 @@ def load_exercise(path: str | Path) -> Exercise:
             raise ExerciseError(f"{where}: field '{key}' must be between 0 and 3600 seconds, got {val}")
     order = _field(data, "order", int, where, 0)
     memory = _field(data, "memory_limit_mb", int, where, None)
+    trusted_imports = _str_list(data, "trusted_imports", where, [])
+    for i, name in enumerate(trusted_imports):
+        if not re.match(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$", name):
+            raise ExerciseError(f"{where}: field 'trusted_imports'[{i}] must be a module name, got {name!r}")
     extra = {k: v for k, v in data.items() if k not in known}
     if extra:
         raise ExerciseError(f"{where}: unknown field(s) {sorted(extra)}; known fields are {sorted(known)}")
@@ -241,7 +246,7 @@ def load_exercise(path: str | Path) -> Exercise:
     ex = Exercise(
         slug=slug, path=path, title=title, chapter=chapter, difficulty=difficulty, tags=tags,
         targets=targets, modes=modes, time_limit=time_limit, test_time_limit=test_time_limit,
-        order=order, memory_limit_mb=memory,
+        order=order, memory_limit_mb=memory, trusted_imports=trusted_imports,
     )
     for p in (ex.statement_path, ex.starter_path, ex.tests_path, ex.explanation_path):
         if not p.is_file():

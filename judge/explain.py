@@ -1,34 +1,23 @@
 """Failure messages a learner can act on.
 
-- a failed ``assert`` in a test: the assertion's source line and the value of each name on it
-  (tensors by shape and dtype, and for ``a == b`` / ``torch.equal(a, b)`` the first element that differs);
-- an exception: the traceback trimmed to the learner's frames and the test's frames.
+- a check that failed (``checks.CheckFailed``, or a referee's finding in trusted mode): the assertion's
+  source, the values of its two sides and of the names on its line, and where the sides first differ;
+  everything is shown from plain values that were already computed: nothing is evaluated again;
+- an exception: the traceback trimmed to the learner's and the test's frames.
 
-Pure standard library: tensors are recognised by duck typing so that nothing here imports torch.
+Pure standard library.
 """
 
 from __future__ import annotations
 
 import ast
-import linecache
 import os
 import traceback
-import types
 from typing import Any
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TESTING_FILE = os.path.join(HERE, "testing.py")
+from .checks import HIDDEN, CheckFailed, Opaque, Site, TensorValue
+
 MAX_REPR = 240
-
-
-def _is_tensor(v: Any) -> bool:
-    t = type(v)
-    return (
-        t.__module__.split(".")[0] in ("torch", "numpy")
-        and hasattr(v, "shape")
-        and hasattr(v, "dtype")
-        and not isinstance(v, type)
-    )
 
 
 def _short(text: str, limit: int = MAX_REPR) -> str:
@@ -36,28 +25,28 @@ def _short(text: str, limit: int = MAX_REPR) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _text(v: Any) -> str:
+    if isinstance(v, TensorValue):
+        desc = f"tensor(shape={list(v.shape)}, dtype={v.dtype or 'scalar'})"
+        return desc + (f" = {_short(repr(v.nested()), 160)}" if v.numel() <= 16 else "")
+    if isinstance(v, Opaque):
+        return f"<{v.type_name}>"
+    if v is HIDDEN:
+        return "(hidden)"
+    if isinstance(v, list):
+        return "[" + ", ".join(_text(x) for x in v[:64]) + (", ...]" if len(v) > 64 else "]")
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_text(x) for x in v[:64]) + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_text(k)}: {_text(x)}" for k, x in list(v.items())[:32]) + "}"
+    if isinstance(v, frozenset):
+        return "{" + ", ".join(sorted(_text(x) for x in v)[:64]) + "}"
+    return repr(v)
+
+
 def fmt_value(v: Any) -> str:
-    """A short description of a value: tensors by shape, dtype (and values when small)."""
-    if _is_tensor(v):
-        shape = list(getattr(v, "shape", ()))
-        desc = f"tensor(shape={shape}, dtype={v.dtype}"
-        dev = getattr(v, "device", None)
-        if dev is not None and str(dev) != "cpu":
-            desc += f", device={dev}"
-        desc += ")"
-        try:
-            n = 1
-            for s in shape:
-                n *= int(s)
-            if n <= 16:
-                desc += f" = {_short(repr(v.tolist()), 160)}"
-        except Exception:  # noqa: BLE001 - a broken tensor-like; the shape is enough
-            pass
-        return desc
-    try:
-        return _short(repr(v))
-    except Exception as e:  # noqa: BLE001 - a repr that raises
-        return f"<{type(v).__name__} (repr failed: {type(e).__name__})>"
+    """A short description of a plain value: tensors by shape and dtype (and values when small)."""
+    return _short(_text(v))
 
 
 def _index_str(idx: tuple) -> str:
@@ -65,33 +54,20 @@ def _index_str(idx: tuple) -> str:
 
 
 def first_difference(a: Any, b: Any, path: tuple = ()) -> str | None:
-    """Where two values first differ, in words, or None if no difference is found."""
-    if _is_tensor(a) and _is_tensor(b):
-        sa, sb = list(a.shape), list(b.shape)
-        if sa != sb:
-            return f"shapes differ: {sa} vs {sb}"
-        try:
-            ne = a != b
-            if hasattr(ne, "nonzero"):
-                nz = ne.nonzero()
-                nz = nz.tolist() if hasattr(nz, "tolist") else nz
-                if isinstance(nz, tuple):  # numpy returns a tuple of index arrays
-                    nz = [list(ix) for ix in zip(*[list(x) for x in nz])]
-                if nz:
-                    idx = tuple(int(i) for i in nz[0])
-                    count = len(nz)
-                    va, vb = a[idx] if idx else a, b[idx] if idx else b
-                    va = va.item() if hasattr(va, "item") else va
-                    vb = vb.item() if hasattr(vb, "item") else vb
-                    return (
-                        f"first difference at {_index_str(path + idx) or 'the value'}: {va!r} vs {vb!r} "
-                        f"({count} of {max(1, a.numel() if hasattr(a, 'numel') else a.size)} elements differ)"
-                    )
-        except Exception:  # noqa: BLE001 - e.g. incomparable dtypes
-            pass
-        if str(a.dtype) != str(b.dtype):
-            return f"dtypes differ: {a.dtype} vs {b.dtype}"
-        return None
+    """Where two plain values first differ, in words, or None if no difference is found."""
+    if isinstance(a, TensorValue) and isinstance(b, TensorValue):
+        if a.shape != b.shape:
+            return f"shapes differ: {list(a.shape)} vs {list(b.shape)}"
+        diffs = [i for i, (x, y) in enumerate(zip(a.values, b.values)) if x != y]
+        if not diffs:
+            return f"dtypes differ: {a.dtype} vs {b.dtype}" if a.dtype != b.dtype else None
+        flat, idx = diffs[0], []
+        for size in reversed(a.shape):
+            idx.append(flat % size if size else 0)
+            flat //= size if size else 1
+        where = _index_str(path + tuple(reversed(idx))) or "the value"
+        return (f"first difference at {where}: {a.values[diffs[0]]!r} vs {b.values[diffs[0]]!r} "
+                f"({len(diffs)} of {a.numel()} elements differ)")
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         for i, (x, y) in enumerate(zip(a, b)):
             d = _item_diff(x, y, path + (i,))
@@ -100,6 +76,8 @@ def first_difference(a: Any, b: Any, path: tuple = ()) -> str | None:
         if len(a) != len(b):
             where = f" at {_index_str(path)}" if path else ""
             return f"lengths differ{where}: {len(a)} vs {len(b)}"
+        if type(a) is not type(b):
+            return f"a {type(a).__name__} vs a {type(b).__name__}"
         return None
     if isinstance(a, dict) and isinstance(b, dict):
         if set(a) != set(b):
@@ -108,220 +86,74 @@ def first_difference(a: Any, b: Any, path: tuple = ()) -> str | None:
             d = _item_diff(a[k], b[k], path + (k,))
             if d:
                 return d
-        return None
     return None
 
 
 def _item_diff(x: Any, y: Any, path: tuple) -> str | None:
-    if _is_tensor(x) or _is_tensor(y) or isinstance(x, (list, tuple, dict)) and isinstance(y, type(x)):
+    if isinstance(x, (TensorValue, list, tuple, dict)) and isinstance(y, (TensorValue, list, tuple, dict)):
         return first_difference(x, y, path)
+    return None if x == y else f"first difference at {_index_str(path)}: {fmt_value(x)} vs {fmt_value(y)}"
+
+
+def _assert_source(source: str, line: int) -> str:
+    """The source of the assert statement that starts on ``line`` (dedented), or the bare line."""
+    lines = source.splitlines()
     try:
-        same = bool(x == y)
-    except Exception:  # noqa: BLE001
-        return None
-    return None if same else f"first difference at {_index_str(path)}: {fmt_value(x)} vs {fmt_value(y)}"
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.stmt) and node.lineno == line:
+                seg = ast.get_source_segment(source, node)
+                if seg:
+                    first, *rest = seg.splitlines()
+                    indent = min((len(r) - len(r.lstrip()) for r in rest if r.strip()), default=0)
+                    return "\n".join([first] + [r[indent:] for r in rest])
+    except SyntaxError:
+        pass
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
-# ---------------------------------------------------------------------------------------------
-# safe evaluation of the names on an assertion line (no calls: nothing of the learner's reruns)
-
-_MISSING = object()
-
-
-def _safe_eval(node: ast.AST, frame: types.FrameType) -> Any:
-    if isinstance(node, ast.Name):
-        if node.id in frame.f_locals:
-            return frame.f_locals[node.id]
-        if node.id in frame.f_globals:
-            return frame.f_globals[node.id]
-        b = frame.f_builtins
-        return b.get(node.id, _MISSING) if isinstance(b, dict) else getattr(b, node.id, _MISSING)
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Attribute):
-        base = _safe_eval(node.value, frame)
-        if base is _MISSING:
-            return _MISSING
-        try:
-            return getattr(base, node.attr)
-        except Exception:  # noqa: BLE001
-            return _MISSING
-    if isinstance(node, ast.Subscript):
-        base = _safe_eval(node.value, frame)
-        key = _safe_eval_index(node.slice, frame)
-        if base is _MISSING or key is _MISSING:
-            return _MISSING
-        try:
-            return base[key]
-        except Exception:  # noqa: BLE001
-            return _MISSING
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _safe_eval(node.operand, frame)
-        return -v if isinstance(v, (int, float)) else _MISSING
-    return _MISSING
-
-
-def _safe_eval_index(node: ast.AST, frame: types.FrameType) -> Any:
-    if isinstance(node, ast.Slice):
-        parts = []
-        for p in (node.lower, node.upper, node.step):
-            if p is None:
-                parts.append(None)
-                continue
-            v = _safe_eval(p, frame)
-            if v is _MISSING or not (v is None or isinstance(v, int)):
-                return _MISSING
-            parts.append(v)
-        return slice(*parts)
-    if isinstance(node, ast.Tuple):
-        vals = tuple(_safe_eval_index(e, frame) for e in node.elts)
-        return _MISSING if any(v is _MISSING for v in vals) else vals
-    v = _safe_eval(node, frame)
-    return v if isinstance(v, (int, str, type(None))) or v is _MISSING else _MISSING
-
-
-def _interesting(v: Any) -> bool:
-    return not isinstance(v, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type,
-                              types.MethodType)) and v is not _MISSING
-
-
-LEFT, RIGHT = "_judge_left", "_judge_right"
-
-
-class _AssertRewriter(ast.NodeTransformer):
-    """``assert a == b`` -> ``assert (_judge_left := a) == (_judge_right := b)`` (and the same for the
-    first two arguments of a call such as ``torch.equal(a, b)``), so a failure can show both values
-    without evaluating anything again. Line numbers are kept."""
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        self.generic_visit(node)
-        return node
-
-    def visit_Assert(self, node: ast.Assert) -> ast.AST:
-        t = node.test
-        if isinstance(t, ast.Compare) and len(t.ops) == 1:
-            t.left = self._bind(LEFT, t.left)
-            t.comparators[0] = self._bind(RIGHT, t.comparators[0])
-        elif isinstance(t, ast.Call) and len(t.args) >= 2 and not any(isinstance(a, ast.Starred) for a in t.args[:2]):
-            t.args[0] = self._bind(LEFT, t.args[0])
-            t.args[1] = self._bind(RIGHT, t.args[1])
-        return node
-
-    @staticmethod
-    def _bind(name: str, value: ast.expr) -> ast.expr:
-        if isinstance(value, (ast.Constant, ast.Name)):
-            return value
-        named = ast.NamedExpr(target=ast.Name(id=name, ctx=ast.Store()), value=value)
-        return ast.copy_location(named, value)
-
-
-def rewrite_asserts(tree: ast.Module) -> ast.Module:
-    """Rewrite the asserts inside the functions of a test module (see ``_AssertRewriter``)."""
-    rw = _AssertRewriter()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            rw.visit(node)
-    return ast.fix_missing_locations(tree)
-
-
-def _side(node: ast.expr, name: str, frame: types.FrameType) -> Any:
-    """The value of one side of a comparison: kept by the rewriter, or evaluated safely."""
-    if not isinstance(node, (ast.Constant, ast.Name)) and name in frame.f_locals:
-        return frame.f_locals[name]
-    return _safe_eval(node, frame)
-
-
-def _literal(node: ast.expr) -> bool:
+def _literal(text: str) -> bool:
     try:
-        ast.literal_eval(node)
+        ast.literal_eval(text)
         return True
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
 
 
-def _find_node(tree: ast.AST, lineno: int) -> ast.stmt | None:
-    best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and node.lineno <= lineno <= (node.end_lineno or node.lineno):
-            if best is None or node.lineno >= best.lineno:
-                best = node
-    return best
-
-
-def explain_assertion(frame: types.FrameType, lineno: int, exc: BaseException) -> str:
-    """The message for an ``assert`` that failed in a test: the line, the names on it, what differs."""
-    filename = frame.f_code.co_filename
-    source = "".join(linecache.getlines(filename, frame.f_globals))
-    base = os.path.basename(filename)
-    user_msg = str(exc) if exc.args else ""
-    try:
-        tree = ast.parse(source)
-        node = _find_node(tree, lineno)
-    except SyntaxError:
-        node = None
-    if node is None:
-        line = linecache.getline(filename, lineno).strip()
-        return "\n".join(x for x in (user_msg, f"{base}, line {lineno}: {line}") if x)
-    text = ast.get_source_segment(source, node) or linecache.getline(filename, lineno).strip()
-    parts = []
-    if user_msg:
-        parts.append(user_msg)
-    parts.append(f"{base}, line {node.lineno}:")
-    parts.extend("    " + line for line in textwrap_dedent(text).splitlines())
-    expr = node.test if isinstance(node, ast.Assert) else node
-    # the two sides of a comparison (or of equal(a, b)), then the names on the line, with their values
-    seen: list[str] = []
+def describe_check(site: Site, left: Any, right: Any, user_message: str, names: dict[str, Any],
+                   source: str, filename: str, note: str = "") -> str:
+    """The message for a check that did not hold: what it means, where, the values, the first difference."""
+    parts = [user_message] if user_message else []
+    if note:
+        parts.append(note)
+    parts.append(f"{os.path.basename(filename)}, line {site.line}:")
+    parts.extend("    " + ln for ln in _assert_source(source, site.line).splitlines())
+    shown: list[str] = []
     values: list[str] = []
-    sides: list[tuple[ast.expr, str]] = []
-    if isinstance(expr, ast.Compare) and len(expr.ops) == 1:
-        sides = [(expr.left, LEFT), (expr.comparators[0], RIGHT)]
-    elif isinstance(expr, ast.Call) and len(expr.args) >= 2:
-        sides = [(expr.args[0], LEFT), (expr.args[1], RIGHT)]
-    side_values = []
-    for node_, name in sides:
-        v = _side(node_, name, frame)
-        side_values.append(v)
-        if _literal(node_) or not _interesting(v):
+    sides = [(site.left, left)] + ([(site.right, right)] if site.op not in ("truth", "not") else [])
+    for text, value in sides:
+        # `assert same_memory`: its False says nothing the message does not; literals are on the line
+        if _literal(text) or site.op in ("truth", "not") and isinstance(value, bool):
             continue
-        key = ast.unparse(node_)
-        seen.append(key)
-        values.append(f"    {key} = {fmt_value(v)}")
-    for sub in ast.walk(expr):
-        if isinstance(sub, (ast.Name, ast.Attribute, ast.Subscript)):
-            key = ast.unparse(sub)
-            if key in seen or any(k.startswith(key + ".") or k.startswith(key + "[") for k in seen):
-                continue  # already shown, or shown through a longer chain (batch.padded_reqs over batch)
-            v = _safe_eval(sub, frame)
-            if not _interesting(v):
-                continue
-            # skip a bare name whose value is shown through an attribute on it anyway? keep it: it is short
-            seen.append(key)
-            values.append(f"    {key} = {fmt_value(v)}")
-    # for `a == b` and `equal(a, b)`, where do they differ
-    diff = None
-    if sides and not any(v is _MISSING for v in side_values):
-        a, b = side_values
-        if isinstance(expr, ast.Compare) and isinstance(expr.ops[0], ast.Eq):
-            diff = first_difference(a, b)
-        elif isinstance(expr, ast.Call):
-            fname = expr.func.attr if isinstance(expr.func, ast.Attribute) else getattr(expr.func, "id", "")
-            if fname in ("equal", "allclose", "array_equal", "assert_close"):
-                diff = first_difference(a, b)
+        shown.append(text)
+        values.append(f"    {text} = {fmt_value(value)}")
+    for name, value in names.items():
+        if name in shown or isinstance(value, Opaque) or value is HIDDEN or (
+                site.op in ("truth", "not") and site.left == name):
+            continue  # already shown, a function or module, or the whole truth value
+        shown.append(name)
+        values.append(f"    {name} = {fmt_value(value)}")
     if values:
         parts.append("where")
         parts.extend(values[:12])
-    if diff:
-        parts.append(diff)
+    if site.op in ("==", "equal", "array_equal", "allclose") and left is not HIDDEN and right is not HIDDEN:
+        diff = first_difference(left, right)
+        if diff:
+            parts.append(diff)
     return "\n".join(parts)
 
 
-def textwrap_dedent(text: str) -> str:
-    import textwrap
-
-    lines = text.splitlines()
-    if len(lines) > 1:
-        return lines[0] + "\n" + textwrap.dedent("\n".join(lines[1:]))
-    return text
+def explain_check_failed(e: CheckFailed, source: str, filename: str) -> str:
+    return describe_check(e.site, e.left, e.right, e.user_message, e.names, source, filename)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -338,7 +170,9 @@ def _short_path(filename: str) -> str:
 
 
 def trimmed_traceback(exc: BaseException, keep: set[str], limit: int = 12) -> str:
-    """``Traceback`` text showing only frames from files in ``keep`` (hidden ones are counted)."""
+    """``Traceback`` text showing only frames from files in ``keep`` (hidden ones are counted).
+
+    Never raises: an exception whose ``__str__`` raises is shown by its type (traceback does that)."""
     te = traceback.TracebackException(type(exc), exc, exc.__traceback__, capture_locals=False)
     frames = list(te.stack)
     lines: list[str] = []
@@ -356,18 +190,17 @@ def trimmed_traceback(exc: BaseException, keep: set[str], limit: int = 12) -> st
     if not kept and frames:
         kept, marks, trailing_hidden = [frames[-1]], [len(frames) - 1], 0
     # collapse runs of the same frame (endless recursion)
-    out: list[tuple[traceback.FrameSummary, int, int]] = []  # frame, hidden before, repeats
+    out: list[tuple[traceback.FrameSummary | None, int, int]] = []  # frame, hidden before, repeats
     for f, h in zip(kept, marks):
-        if out and h == 0 and (out[-1][0].filename, out[-1][0].lineno, out[-1][0].name) == (
-            f.filename, f.lineno, f.name
-        ):
+        last = out[-1][0] if out else None
+        if last is not None and h == 0 and (last.filename, last.lineno, last.name) == (f.filename, f.lineno, f.name):
             fr, hh, rep = out[-1]
             out[-1] = (fr, hh, rep + 1)
         else:
             out.append((f, h, 0))
     if len(out) > limit:
         dropped = len(out) - limit
-        out = out[:2] + [(None, dropped, 0)] + out[-(limit - 2):]  # type: ignore[list-item]
+        out = out[:2] + [(None, dropped, 0)] + out[-(limit - 2):]
     lines.append("Traceback (most recent call last):")
     for i, (f, h, rep) in enumerate(out):
         if f is None:
@@ -380,7 +213,7 @@ def trimmed_traceback(exc: BaseException, keep: set[str], limit: int = 12) -> st
             lines.append(f"    {f.line.strip()}")
         if rep:
             lines.append(f"  [the line above repeated {rep} more times]")
-    if trailing_hidden:
+    if trailing_hidden and frames:
         last = frames[-1]
         if trailing_hidden > 1:
             n = trailing_hidden - 1

@@ -1,8 +1,13 @@
 """The harness core: load an exercise's tests, bind a submission, run the tests, build the verdict.
 
 Runs in-process with nothing but the standard library and the engine: no subprocess, signals or
-threads, because the browser runs this very module inside Pyodide. Isolation (a child process,
-time and memory limits) wraps it: see ``judge.isolation``.
+threads, because the browser runs this very module inside Pyodide. The front-ends wrap it: a child
+process with limits for the command line (``judge.isolation``), a referee over two such processes in
+trusted mode (``judge.referee``), a Web Worker in the browser.
+
+Roles (``testing.RUN.role``): ``judge`` decides the verdict here; in trusted mode ``reference`` (the
+engine's own code bound) and ``learner`` (the learner's code, screened, in a process without the
+reference) record every check's observation for the referee, who decides.
 
 In the browser an endless loop is interrupted through ``pyodide.setInterruptBuffer``, which raises
 ``KeyboardInterrupt`` inside the running test: the core reports that test as ``timeout``.
@@ -13,35 +18,30 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
-import importlib.util
 import inspect
 import io
-import os
 import platform
 import random
 import sys
 import time
 import traceback
+import types
 from collections.abc import Callable
 from typing import Any
 
 from . import testing
-from .binding import (
-    Binding,
-    CompileError,
-    SubmissionLoadError,
-    TargetResolveError,
-    load_submission,
-    reference_source,
-    resolve_targets,
-    unload_submission,
-)
+from .binding import Binding, TargetResolveError, resolve_targets
+from .checks import CHECKS_NAME, SITES_NAME, CheckFailed, Checks, rewrite_asserts
 from .exercise import Exercise
-from .explain import TESTING_FILE, explain_assertion, rewrite_asserts, trimmed_traceback
-from .verdict import MESSAGE_CAP, OUTPUT_CAP, Env, TestResult, Verdict, cap
+from .explain import explain_check_failed, trimmed_traceback
+from .reference import reference_source
+from .submission import CompileError, SubmissionLoadError, load_submission, register_source, unload_submission
+from .verdict import MESSAGE_CAP, OUTPUT_CAP, Env, TestResult, Trust, Verdict, cap
 
 Event = Callable[[dict], None]
 TESTS_MODULE = "_judge_exercise_tests"
+ROLES = ("judge", "reference", "learner")
+TRUST_LEVEL = {"browser": "advisory", "local": "local", "gpu": "local"}
 
 
 class _Capture(io.TextIOBase):
@@ -54,7 +54,7 @@ class _Capture(io.TextIOBase):
         return True
 
     def write(self, s: Any) -> int:
-        s = str(s)
+        s = s if type(s) is str else str.__str__(s) if isinstance(s, str) else "<not a string>"
         room = self.limit - self.kept
         if room > 0:
             self.parts.append(s[:room])
@@ -86,21 +86,11 @@ def environment() -> Env:
     return env
 
 
-def _oom(e: BaseException) -> bool:
-    if isinstance(e, MemoryError):
-        return True
-    text = str(e)
-    return any(s in text for s in ("can't allocate memory", "CUDA out of memory", "out of memory",
-                                   "DefaultCPUAllocator"))
-
-
 class _ModuleGuard:
     """Puts back modules the submission removed from (or replaced in) ``sys.modules``."""
 
     def __init__(self, roots: set[str]):
-        self.snapshot = {
-            k: v for k, v in sys.modules.items() if v is not None and k.split(".")[0] in roots
-        }
+        self.snapshot = {k: v for k, v in sys.modules.items() if v is not None and k.split(".")[0] in roots}
 
     def heal(self) -> list[str]:
         healed = []
@@ -111,12 +101,26 @@ class _ModuleGuard:
         return healed
 
 
-def _error_message(e: BaseException, keep: set[str], memory_limit_mb: int | None) -> str:
-    if isinstance(e, SystemExit):
-        return (f"The code raised SystemExit({e.code!r}) (sys.exit() or exit()): a submission must "
-                "not end the process.\n" + trimmed_traceback(e, keep))
+def _text(e: BaseException) -> str:
+    try:
+        return str(e)
+    except BaseException:  # noqa: BLE001 - a learner's exception whose __str__ raises
+        return ""
+
+
+def _error_message(e: BaseException, keep: set[str], memory_limit_mb: int | None, browser: bool) -> str:
     text = trimmed_traceback(e, keep)
-    if _oom(e):
+    if isinstance(e, SystemExit):
+        try:
+            code = repr(e.code) if isinstance(e.code, (int, str, type(None))) else type(e.code).__name__
+        except BaseException:  # noqa: BLE001
+            code = "?"
+        return (f"The code raised SystemExit({code}) (sys.exit() or exit()): a submission must not end the "
+                "process.\n" + text)
+    if isinstance(e, KeyboardInterrupt) and not browser:
+        return "The code raised KeyboardInterrupt itself.\n" + text
+    if isinstance(e, MemoryError) or any(s in _text(e) for s in (
+            "can't allocate memory", "CUDA out of memory", "out of memory", "DefaultCPUAllocator")):
         limit = f" (the judge's memory limit is {memory_limit_mb} MiB)" if memory_limit_mb else ""
         return f"Out of memory: the code tried to allocate more memory than it may use{limit}.\n{text}"
     if isinstance(e, RecursionError):
@@ -124,26 +128,45 @@ def _error_message(e: BaseException, keep: set[str], memory_limit_mb: int | None
     return text
 
 
-def _classify(e: BaseException, tests_file: str, keep: set[str], memory_limit_mb: int | None) -> tuple[str, str]:
-    """(test status, message) for an exception raised by a test."""
-    if isinstance(e, KeyboardInterrupt):
-        return "timeout", "The test was interrupted: it ran past its time limit (an endless loop?)."
-    if isinstance(e, AssertionError):
-        tb = e.__traceback__
-        frames = []
-        while tb is not None:
-            frames.append((tb.tb_frame, tb.tb_lineno))
-            tb = tb.tb_next
-        if frames:
-            inner_file = frames[-1][0].f_code.co_filename
-            if inner_file == tests_file:
-                frame, lineno = frames[-1]
-                return "fail", explain_assertion(frame, lineno, e)
-            if inner_file == TESTING_FILE or inner_file.endswith(os.sep + "judge" + os.sep + "testing.py"):
-                where = [f"{os.path.basename(tests_file)}, line {ln}" for fr, ln in frames
-                         if fr.f_code.co_filename == tests_file]
-                return "fail", str(e) + (f"\n({where[-1]})" if where else "")
-    return "error", _error_message(e, keep, memory_limit_mb)
+def classify(e: BaseException, tests_file: str, tests_source: str, keep: set[str], memory_limit_mb: int | None,
+             browser: bool) -> tuple[str, str]:
+    """(test status, message) for an exception raised by a test. Never raises: describing a learner's
+    exception can fail (its ``__str__`` raises, the recursion limit was lowered), and that is still theirs."""
+    try:
+        if isinstance(e, KeyboardInterrupt) and browser:
+            return "timeout", "The test was interrupted: it ran past its time limit (an endless loop?)."
+        if isinstance(e, CheckFailed):
+            return "fail", explain_check_failed(e, tests_source, tests_file)
+        if type(e) is AssertionError:  # raised by a helper of judge.testing, or by tests.py code itself
+            frames = traceback.extract_tb(e.__traceback__)
+            where = [f"tests.py, line {f.lineno}" for f in frames if f.filename == tests_file]
+            return "fail", _text(e) + (f"\n({where[-1]})" if where else "")
+        return "error", _error_message(e, keep, memory_limit_mb, browser)
+    except BaseException as inner:  # noqa: BLE001
+        try:
+            kind = type(e).__name__
+        except BaseException:  # noqa: BLE001
+            kind = "an exception"
+        return "error", (f"The code raised {kind}, and it could not be described "
+                         f"({type(inner).__name__} while formatting it).")
+
+
+def _compile_tests(exercise: Exercise) -> tuple[types.CodeType, list, str]:
+    """tests.py read and compiled before the submission runs, its asserts rewritten into checks."""
+    path = str(exercise.tests_path)
+    source = exercise.tests_path.read_text(encoding="utf-8")
+    tree, sites = rewrite_asserts(ast.parse(source, path), source)
+    register_source(path, source)
+    return compile(tree, path, "exec", dont_inherit=True, optimize=0), sites, source
+
+
+def _load_tests(code: types.CodeType, sites: list, checks: Checks, path: str) -> types.ModuleType:
+    module = types.ModuleType(TESTS_MODULE)
+    module.__file__ = path
+    module.__dict__.update({CHECKS_NAME: checks, SITES_NAME: sites})
+    sys.modules[TESTS_MODULE] = module
+    exec(code, module.__dict__)
+    return module
 
 
 def _collect_tests(module: Any) -> list[tuple[str, Callable]]:
@@ -153,20 +176,6 @@ def _collect_tests(module: Any) -> list[tuple[str, Callable]]:
         if name.startswith("test_") and inspect.isfunction(fn) and fn.__module__ == module.__name__
     ]
     return sorted(tests, key=lambda nf: nf[1].__code__.co_firstlineno)
-
-
-def _load_tests(exercise: Exercise) -> Any:
-    """Import the exercise's tests.py, with its asserts rewritten to keep the values they compare."""
-    path = str(exercise.tests_path)
-    spec = importlib.util.spec_from_file_location(TESTS_MODULE, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[TESTS_MODULE] = module
-    source = exercise.tests_path.read_text(encoding="utf-8")
-    code = compile(rewrite_asserts(ast.parse(source, path)), path, "exec", dont_inherit=True)
-    exec(code, module.__dict__)
-    return module
 
 
 def judge_source(
@@ -179,12 +188,15 @@ def judge_source(
     on_event: Event | None = None,
     memory_limit_mb: int | None = None,
     seed: int | None = None,
+    role: str = "judge",
 ) -> Verdict:
-    """Judge one submission in this process and return its verdict. Never raises (but KeyboardInterrupt
-    outside a test propagates, so a learner's Ctrl-C still stops a local in-process run)."""
+    """Judge one submission in this process and return its verdict. Never raises."""
     t0 = time.perf_counter()
     emit = on_event or (lambda ev: None)
-    verdict = Verdict(status="accepted", exercise=exercise.slug, mode=mode, run=run_only)
+    seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+    verdict = Verdict(status="accepted", exercise=exercise.slug, mode=mode, run=run_only, seed=seed,
+                      trust=Trust(level=TRUST_LEVEL.get(mode, "local"), measures=["in-process"]))
+    browser = mode == "browser"
 
     def done(v: Verdict) -> Verdict:
         v.ms = round((time.perf_counter() - t0) * 1000, 1)
@@ -195,6 +207,9 @@ def judge_source(
         verdict.env = environment()
     except Exception:  # noqa: BLE001
         pass
+    if role not in ROLES:
+        verdict.status, verdict.message = "internal_error", f"unknown role {role!r} (one of {ROLES})"
+        return done(verdict)
     if mode not in exercise.modes:
         verdict.status = "internal_error"
         verdict.message = f"Exercise {exercise.slug!r} is not judged in mode {mode!r} (its modes: {exercise.modes})."
@@ -209,41 +224,25 @@ def judge_source(
     roots = {t.module.split(".")[0] for t in exercise.targets} | {"judge", "torch"}
     try:
         originals = resolve_targets(exercise.targets)
-    except TargetResolveError as e:
-        verdict.status, verdict.message = "internal_error", f"The exercise is broken: {e}"
+        tests_code, sites, tests_source = _compile_tests(exercise)
+    except (TargetResolveError, OSError, SyntaxError) as e:
+        verdict.status, verdict.message = "internal_error", f"The exercise is broken: {type(e).__name__}: {e}"
         return done(verdict)
     guard = _ModuleGuard(roots)
     recursion_limit = sys.getrecursionlimit()
-    binding = Binding(originals)
+    binding = Binding(originals, also=(TESTS_MODULE,))
     tests_file = str(exercise.tests_path)
     keep = {filename, tests_file}
+    checks = Checks(record=role != "judge",
+                    on_observe=lambda o: emit({"event": "check", "check": o.to_wire()}))
     load_out = _Capture()
+    testing.RUN.reset()
+    testing.RUN.mode, testing.RUN.originals, testing.RUN.role, testing.RUN.seed = mode, originals, role, seed
+    testing.RUN.checks = checks
     try:
-        # 1. the submission's module code
+        # 1. the tests, before anything of the learner's runs: whatever fails here is ours
         try:
-            with contextlib.redirect_stdout(load_out), contextlib.redirect_stderr(load_out):
-                submission = load_submission(source, originals, filename=filename)
-        except CompileError as e:
-            verdict.status, verdict.message = "compile_error", str(e)
-            return done(verdict)
-        except SubmissionLoadError as e:
-            verdict.status = "runtime_error"
-            verdict.message = "Your file raised while it was loaded (its module-level code):\n" + _error_message(
-                e.exc, keep, memory_limit_mb)
-            return done(verdict)
-        finally:
-            verdict.output = load_out.getvalue()
-            guard.heal()
-            sys.setrecursionlimit(recursion_limit)
-
-        # 2. the tests
-        binding.bind(submission)
-        testing.RUN.reset()
-        testing.RUN.mode, testing.RUN.originals = mode, originals
-        testing.RUN.seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
-        testing.RUN.binding, testing.RUN.submission = binding, submission
-        try:
-            module = _load_tests(exercise)
+            module = _load_tests(tests_code, sites, checks, tests_file)
             tests = _collect_tests(module)
         except Exception:  # noqa: BLE001 - our tests.py is broken: never the learner's fault
             verdict.status = "internal_error"
@@ -251,6 +250,41 @@ def judge_source(
             return done(verdict)
         if run_only:
             tests = [(n, f) for n, f in tests if n.startswith("test_example")]
+        runnable = [n for n, f in tests if not (testing.needs_gpu(f) and (browser or not cuda))]
+        if not runnable:
+            verdict.status = "internal_error"
+            verdict.message = (f"No test of {exercise.slug!r} runs in mode {mode!r}" +
+                               (" (Run only runs the visible test_example* tests)" if run_only else "") +
+                               ": there is nothing to judge. This is not your fault.")
+            return done(verdict)
+
+        # 2. the submission's module code
+        emit({"event": "load"})  # from here on, the learner's code may have run
+        try:
+            with contextlib.redirect_stdout(load_out), contextlib.redirect_stderr(load_out):
+                submission = load_submission(source, originals, filename=filename, screened=role == "learner",
+                                             extra_modules=tuple(exercise.trusted_imports))
+        except CompileError as e:
+            verdict.status, verdict.message = "compile_error", str(e)
+            return done(verdict)
+        except SubmissionLoadError as e:
+            sys.setrecursionlimit(recursion_limit)
+            if browser and isinstance(e.exc, KeyboardInterrupt):
+                verdict.status = "timeout"
+                verdict.message = "Your file's module-level code ran past its time limit (an endless loop?)."
+            else:
+                verdict.status = "runtime_error"
+                verdict.message = "Your file raised while it was loaded (its module-level code):\n" + \
+                    _error_message(e.exc, keep, memory_limit_mb, browser)
+            return done(verdict)
+        finally:
+            verdict.output = load_out.getvalue()
+            guard.heal()
+            sys.setrecursionlimit(recursion_limit)
+
+        # 3. the tests, with the submission bound
+        binding.bind(submission)
+        testing.RUN.binding, testing.RUN.submission = binding, submission
         emit({"event": "plan", "tests": [n for n, _ in tests]})
 
         for name, fn in tests:
@@ -258,7 +292,7 @@ def judge_source(
                 name=name, status="pass", doc=inspect.getdoc(fn) or "", visible=name.startswith("test_example")
             )
             reason = testing.needs_gpu(fn)
-            if reason and (mode == "browser" or not cuda):
+            if reason and (browser or not cuda):
                 result.status = "skip"
                 result.message = (f"Skipped: {reason}; this machine has no CUDA device "
                                   "(torch.cuda.is_available() is False).")
@@ -267,13 +301,16 @@ def judge_source(
                 continue
             emit({"event": "test_start", "name": name})
             testing.RUN.test = name
+            checks.start(name)
             out = _Capture()
             t = time.perf_counter()
             try:
                 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
                     fn()
             except BaseException as e:  # noqa: BLE001 - everything a test can raise, SystemExit included
-                result.status, result.message = _classify(e, tests_file, keep, memory_limit_mb)
+                sys.setrecursionlimit(recursion_limit)
+                result.status, result.message = classify(e, tests_file, tests_source, keep, memory_limit_mb,
+                                                         browser)
                 e.__traceback__ = None
             finally:
                 result.ms = round((time.perf_counter() - t) * 1000, 1)
@@ -287,11 +324,12 @@ def judge_source(
             emit({"event": "test_end", "test": result.to_dict()})
         verdict.metrics = dict(testing.RUN.metrics)
         return done(verdict)
-    except KeyboardInterrupt:
-        raise
     except BaseException:  # noqa: BLE001 - a failure of ours, never blamed on the learner
         verdict.status = "internal_error"
-        verdict.message = "The judge failed (not your fault):\n" + traceback.format_exc(limit=-6)
+        try:
+            verdict.message = "The judge failed (not your fault):\n" + traceback.format_exc(limit=-6)
+        except BaseException:  # noqa: BLE001
+            verdict.message = "The judge failed (not your fault)."
         return done(verdict)
     finally:
         binding.restore()

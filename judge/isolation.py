@@ -1,13 +1,20 @@
-"""Isolation: every judging in a fresh child process, with wall-clock and memory limits.
+"""Isolation: every judging in a fresh child process, with walls, limits and absolute deadlines.
 
-Used by the command line and by the GPU runner (inside its container). The child
-(``python -m judge.child``) runs the in-process core and streams JSON events over a pipe that only
-the parent reads; the learner's stdout/stderr go to a file that is never parsed. So:
+Used by the command line, by the trusted referee (for both of its processes) and by the GPU runner. The
+child (``judge.child``) runs the in-process core and streams JSON events over a pipe that only the
+parent reads; the learner's stdout/stderr go to a file that is never parsed. What holds, locally:
 
-- an endless loop is killed at the per-test (or per-run) deadline: ``timeout``;
-- ``os._exit``, a segfault, or being killed: ``runtime_error`` ("the process exited without a verdict");
-- a huge allocation fails against RLIMIT_AS inside the child: ``runtime_error`` (out of memory);
-- printing a verdict-looking JSON does nothing.
+- the child's interpreter ignores the environment (``python -I -S``: no ``PYTHONOPTIMIZE``, no
+  ``sitecustomize``), and the tests' checks are calls, so asserts hold whatever the shell says;
+- its working directory and temporary folder are private to it and removed afterwards;
+- every process it started is gone when its verdict is out: it runs in its own PID namespace where the
+  kernel allows one (when the child ends, the kernel ends everything in it); elsewhere its process
+  group is killed, and orphans it left (re-parented to this process, a subreaper) are found by a marker
+  in their environment and killed;
+- deadlines are absolute: the child's start, each job (``run_s``), each test (``test_s``), the
+  module-level code of a submission, and the exit after the last verdict;
+- a timeout, ``os._exit``, a crash or being killed gets a verdict built here from what the child had
+  reported: never silence, and never ``internal_error`` once the learner's code has run.
 
 The parent imports no torch: it stays light and fast.
 """
@@ -16,7 +23,9 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,16 +33,20 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from . import sandbox
+from .child import BOOT
 from .exercise import REPO_ROOT, Exercise
-from .verdict import MESSAGE_CAP, Env, TestResult, Verdict, cap
+from .verdict import MESSAGE_CAP, Env, TestResult, Trust, Verdict, cap
 
 # RLIMIT_AS for the child. Measured on the CPU build of torch 2.13 with one thread: a whole judging of
 # a CUDA Graph exercise peaks at about 0.6 GiB of address space (0.24 GiB resident), most of it
-# `import torch`. 4 GiB leaves ample room (more threads, bigger tests) while a runaway allocation
-# fails at once. CUDA reserves huge virtual ranges (its driver cannot start under
-# such a limit), so where an NVIDIA device is present, or in gpu mode, no RLIMIT_AS is set: there
-# the runner's container (its cgroup memory limit) bounds memory.
+# `import torch`. 4 GiB leaves ample room while a runaway allocation fails at once. CUDA reserves huge
+# virtual ranges (its driver cannot start under such a limit), so where an NVIDIA device is present, or
+# in gpu mode, no RLIMIT_AS is set: there the runner's container (its cgroup memory limit) bounds memory.
 DEFAULT_MEMORY_MB = 4096
+MARKER = "MINISGL_JUDGE_CHILD"  # in the environment of every child: finds the orphans it leaves
+MAX_EVENT_BYTES = 32 << 20  # a longer line on the event pipe ends the child (it floods the parent)
+MAX_CHECKS = 50_000  # observations kept per test
 
 
 def nvidia_device_present() -> bool:
@@ -43,20 +56,19 @@ def nvidia_device_present() -> bool:
 
 @dataclass
 class Limits:
-    run_s: float = 60.0  # one whole judging, process start included
-    test_s: float = 20.0  # one test
+    run_s: float = 60.0  # one whole judging, the child's start included for the first job
+    test_s: float = 20.0  # one test, and a submission's module-level code
     memory_mb: int | None = DEFAULT_MEMORY_MB
     start_s: float = 60.0  # the child's start (imports) before the first job
+    exit_s: float = 5.0  # the child's exit after the last verdict
     threads: int = 1  # OMP_NUM_THREADS of the child
+    nproc: int | None = None  # RLIMIT_NPROC (only where the child runs as its own user)
 
     @classmethod
     def for_exercise(cls, exercise: Exercise, mode: str = "local") -> Limits:
         mem = exercise.memory_limit_mb or DEFAULT_MEMORY_MB
-        return cls(
-            run_s=exercise.time_limit,
-            test_s=exercise.test_time_limit,
-            memory_mb=None if mode == "gpu" or nvidia_device_present() else mem,
-        )
+        return cls(run_s=exercise.time_limit, test_s=exercise.test_time_limit,
+                   memory_mb=None if mode == "gpu" or nvidia_device_present() else mem)
 
 
 @dataclass
@@ -66,15 +78,62 @@ class Job:
     filename: str = "submission.py"
     mode: str = "local"
     run_only: bool = False
+    seed: int | None = None
+    role: str = "judge"
+    exercise_path: str | None = None  # where the child finds the exercise (default: exercise.path)
 
     def to_request(self) -> dict:
-        return {
-            "exercise": str(self.exercise.path),
-            "source": self.source,
-            "filename": self.filename,
-            "mode": self.mode,
-            "run_only": self.run_only,
-        }
+        return {"exercise": self.exercise_path or str(self.exercise.path), "source": self.source,
+                "filename": self.filename, "mode": self.mode, "run_only": self.run_only, "seed": self.seed,
+                "role": self.role}
+
+
+@dataclass
+class ChildSpec:
+    """How a child is started: what it imports from, its environment, and its walls."""
+
+    sys_path: list[str]
+    env: dict[str, str]
+    namespaces: bool = False  # its own PID namespace (and, with sandbox, network and mounts)
+    sandbox: dict | None = None  # judge.sandbox.enter(**sandbox) before anything else
+    workdir: str | None = None  # its private, writable folder (None: a fresh temporary one)
+    measures: list[str] = field(default_factory=list)  # for the verdict's trust
+
+
+def _python_path() -> list[str]:
+    """The interpreter's own import path: its standard library and site-packages (the user's too, where
+    this interpreter uses them), not the folders a script or test added to ``sys.path``."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    found = [paths["stdlib"], paths["platstdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]
+    found += site.getsitepackages() + [paths["purelib"], paths["platlib"]]
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    out: list[str] = []
+    for p in found:
+        if p and os.path.isdir(p) and p not in out:
+            out.append(p)
+    return out
+
+
+def local_spec(extra_sys_path: list[str] | None = None) -> ChildSpec:
+    """A child for local judging: the repository's judge and engine, the environment minus ``PYTHON*``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    ns = sandbox.namespaces_available(trusted=False)
+    measures = ["process", "python-isolated", "private-dir"] + (["pid-namespace"] if ns else ["process-group"])
+    return ChildSpec(sys_path=[str(REPO_ROOT)] + list(extra_sys_path or []) + _python_path(), env=env,
+                     namespaces=ns, measures=measures)
+
+
+@dataclass
+class Outcome:
+    """A job's result from one child: its verdict and the observations of its checks (trusted mode)."""
+
+    verdict: Verdict
+    checks: dict[str, list[dict]] = field(default_factory=dict)  # test name -> observations, as sent
+    reported: bool = True  # False: the child died or was killed and the verdict was built by the parent
 
 
 @dataclass
@@ -86,9 +145,9 @@ class _JobState:
     planned: bool = False  # the submission loaded and the tests are known
     plan: list[str] = field(default_factory=list)
     results: list[TestResult] = field(default_factory=list)
+    checks: dict[str, list[dict]] = field(default_factory=dict)
     current: str | None = None
     current_started: float = 0.0
-    verdict: Verdict | None = None
 
 
 def _signal_name(rc: int) -> str:
@@ -110,9 +169,10 @@ def _tail(path: str, n: int = 1500) -> str:
 
 
 def _partial(state: _JobState, status: str, message: str, current_status: str, current_msg: str,
-             wall_ms: float) -> Verdict:
+             wall_ms: float, trust: Trust) -> Verdict:
     """A verdict built by the parent from what the child reported before it died or was killed."""
-    v = Verdict(status=status, exercise=state.job.exercise.slug, mode=state.job.mode, run=state.job.run_only)
+    j = state.job
+    v = Verdict(status=status, exercise=j.exercise.slug, mode=j.mode, run=j.run_only, seed=j.seed, trust=trust)
     v.env = Env(python=".".join(map(str, sys.version_info[:3])))
     v.message = cap(message, MESSAGE_CAP)
     done = {t.name for t in state.results}
@@ -132,83 +192,166 @@ def _partial(state: _JobState, status: str, message: str, current_status: str, c
     return v.finalize()
 
 
-def _run_child(jobs: list[Job], limits: Limits, extra_sys_path: list[str]) -> tuple[list[Verdict], int]:
-    """Run jobs in one child until it finishes or dies. Returns the verdicts obtained (the last one
-    may be a partial verdict for the job that killed it) and how many jobs were consumed."""
-    r, w = os.pipe()
-    err = tempfile.NamedTemporaryFile(prefix="judge-child-", suffix=".log", delete=False)
-    err.close()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
-    env["PYTHONUNBUFFERED"] = "1"
-    # one intra-op thread: the tests run a tiny model, and an OpenMP pool on a busy machine (several
-    # judgings at once, or any other load) turns milliseconds into seconds while its threads wait
-    # for each other
-    env["OMP_NUM_THREADS"] = str(limits.threads)
-    cmd = [sys.executable, "-m", "judge.child", "--fd", str(w)]
-    if limits.memory_mb:
-        cmd += ["--memory-mb", str(limits.memory_mb)]
-    t_spawn = time.monotonic()
-    with open(err.name, "wb") as errf:
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=errf, stderr=errf, pass_fds=(w,), cwd=str(REPO_ROOT),
-            env=env, start_new_session=True,
-        )
-    os.close(w)
-    request = {"jobs": [j.to_request() for j in jobs], "sys_path": extra_sys_path}
-    verdicts: list[Verdict] = []
-    state: _JobState | None = None
-    buf = b""
-    sel = selectors.DefaultSelector()
-    sel.register(r, selectors.EVENT_READ)
-    outcome: tuple[str, str] | None = None  # (kind, message) when the child ends badly
-    fatal: str | None = None
-    try:
-        assert proc.stdin is not None
+class _Child:
+    """One child process: started with its walls, fed one job at a time, always ended and cleaned up."""
+
+    def __init__(self, spec: ChildSpec, limits: Limits):
+        self.spec, self.limits = spec, limits
+        self.private = tempfile.mkdtemp(prefix="judge-") if spec.workdir is None else None
+        self.workdir = spec.workdir or self.private
+        self.log = os.path.join(self.workdir, "child.log")
+        self.marker = secrets.token_hex(8)
+        r, w = os.pipe()
+        jr, jw = os.pipe()
+        config = {"sys_path": spec.sys_path, "fd": w, "jobs_fd": jr, "memory_mb": limits.memory_mb,
+                  "nproc": limits.nproc, "sandbox": spec.sandbox}
+        env = dict(spec.env)
+        env.update({MARKER: self.marker, "OMP_NUM_THREADS": str(limits.threads), "TMPDIR": self.workdir,
+                    "PYTHONUNBUFFERED": "1"})
+        argv = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
+        if spec.namespaces:
+            argv = sandbox.namespace_prefix(trusted=spec.sandbox is not None) + argv
+        else:
+            sandbox.become_subreaper()
+        self.started = time.monotonic()
+        with open(self.log, "wb") as logf:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                         pass_fds=(w, jr), cwd=self.workdir, env=env, start_new_session=True)
+        os.close(w)
+        os.close(jr)
+        self.events, self.jobs = r, jw
+        self.buf = b""
+
+    def send_job(self, job: Job) -> None:
         try:
-            proc.stdin.write(json.dumps(request).encode())
-            proc.stdin.close()
-        except BrokenPipeError:
+            os.write(self.jobs, (json.dumps(job.to_request()) + "\n").encode())
+        except OSError:  # the child is gone: its end is read from the event pipe
             pass
-        ready = False
-        eof = False
-        while not eof:
+
+    def close_jobs(self) -> None:
+        try:
+            os.close(self.jobs)
+        except OSError:
+            pass
+        self.jobs = -1
+
+    def read(self, deadline: float) -> list[dict] | None:
+        """The events that arrive before ``deadline`` ([] at the deadline); None once the child has ended."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.events, selectors.EVENT_READ)
+        try:
+            while True:
+                timeout = deadline - time.monotonic()
+                if timeout <= 0:
+                    return []
+                if not sel.select(timeout=min(timeout, 0.5)):
+                    continue
+                chunk = os.read(self.events, 65536)
+                if not chunk or len(self.buf) > MAX_EVENT_BYTES:
+                    return None  # ended, or flooding: end() kills it
+                self.buf += chunk
+                if b"\n" in self.buf:
+                    *lines, self.buf = self.buf.split(b"\n")
+                    out = []
+                    for line in lines:
+                        try:
+                            ev = json.loads(line)
+                        except ValueError:
+                            continue
+                        if isinstance(ev, dict):
+                            out.append(ev)
+                    return out
+        finally:
+            sel.close()
+
+    def end(self) -> tuple[int | None, str]:
+        """Kill whatever is left of the child (and everything it started); its exit status and last output."""
+        self.close_jobs()
+        try:
+            self.proc.wait(timeout=max(0.0, min(self.limits.exit_s, 0.5)))
+        except subprocess.TimeoutExpired:
+            pass
+        for sig in (signal.SIGKILL,):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if not self.spec.namespaces:
+            _kill_orphans(self.marker, exclude={self.proc.pid})
+        os.close(self.events)
+        log = _tail(self.log)
+        if self.private:
+            shutil.rmtree(self.private, ignore_errors=True)
+        return self.proc.returncode, log
+
+
+def _kill_orphans(marker: str, exclude: set[int]) -> None:
+    """Orphans re-parented to us that carry this child's marker: killed until none is left."""
+    token = f"{MARKER}={marker}".encode()
+    for _ in range(50):
+        found = []
+        for pid in sandbox.orphans(exclude):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if token in f.read().split(b"\0"):
+                        found.append(pid)
+            except OSError:
+                continue
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError, PermissionError):
+                pass
+
+
+def run_child(jobs: list[Job], limits: Limits, spec: ChildSpec) -> list[Outcome]:
+    """Run jobs in one child until it finishes, retires or dies. Returns an outcome per job consumed (the
+    last one may have been built here, for the job during which the child died or was killed)."""
+    trust = Trust(level="local", measures=list(spec.measures))
+    child = _Child(spec, limits)
+    outcomes: list[Outcome] = []
+    state: _JobState | None = None
+    outcome: tuple[str, str] | None = None  # (why, detail) when the child is stopped here
+    fatal: str | None = None
+    ready = ended = False
+    retire = False
+    exit_deadline: float | None = None
+    try:
+        while not ended:
             now = time.monotonic()
             if not ready:
-                deadline, why = t_spawn + limits.start_s, "start"
-            elif state is None:
-                deadline, why = now + limits.start_s, "start"
-            else:
+                deadline, why = child.started + limits.start_s, "start"
+            elif state is not None:
                 deadline, why = state.started + limits.run_s, "run"
                 if state.current is not None and state.current_started + limits.test_s < deadline:
                     deadline, why = state.current_started + limits.test_s, "test"
                 elif state.loading and not state.planned and state.load_started + limits.test_s < deadline:
                     deadline, why = state.load_started + limits.test_s, "load"
-            timeout = deadline - now
-            if timeout <= 0:
-                outcome = ("timeout", why)
+            else:
+                if exit_deadline is None:
+                    exit_deadline = now + limits.exit_s
+                deadline, why = exit_deadline, "exit"
+            if deadline <= now:
+                outcome = (why, "")
                 break
-            events = sel.select(timeout=min(timeout, 1.0))
-            if not events:
-                if proc.poll() is not None and not _readable(r):
-                    eof = True
+            events = child.read(deadline)
+            if events is None:
+                ended = True
                 continue
-            chunk = os.read(r, 65536)
-            if not chunk:
-                eof = True
-                continue
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                try:
-                    ev = json.loads(line)
-                except ValueError:
-                    continue
+            for ev in events:
                 kind = ev.get("event")
-                if kind == "ready":
+                if kind == "ready" and not ready:
                     ready = True
-                elif kind == "job":
-                    state = _JobState(job=jobs[len(verdicts)], started=time.monotonic() if verdicts else t_spawn)
+                    state = _JobState(job=jobs[0], started=child.started)
+                    child.send_job(jobs[0])
                 elif kind == "load" and state is not None:
                     state.loading, state.load_started = True, time.monotonic()
                 elif kind == "plan" and state is not None:
@@ -217,65 +360,72 @@ def _run_child(jobs: list[Job], limits: Limits, extra_sys_path: list[str]) -> tu
                 elif kind == "test_start" and state is not None:
                     state.current, state.current_started = str(ev.get("name")), time.monotonic()
                 elif kind == "test_end" and state is not None:
-                    state.results.append(TestResult.from_dict(ev["test"]))
+                    try:
+                        result = TestResult.from_dict(ev["test"])
+                    except (KeyError, TypeError, ValueError):
+                        continue
+                    state.results.append(result)
                     state.current = None
+                elif kind == "check" and state is not None and isinstance(ev.get("check"), dict):
+                    kept = state.checks.setdefault(str(ev["check"].get("test")), [])
+                    if len(kept) < MAX_CHECKS:
+                        kept.append(ev["check"])
                 elif kind == "verdict" and state is not None:
-                    v = Verdict.from_dict(ev["verdict"])
+                    try:
+                        v = Verdict.from_dict(ev["verdict"])
+                    except (KeyError, TypeError, ValueError):
+                        continue
                     v.ms = round((time.monotonic() - state.started) * 1000, 1)
-                    verdicts.append(v.finalize())
+                    v.trust = Trust(level=v.trust.level, measures=list(spec.measures))
+                    v.finalize()
+                    if v.status == "internal_error" and state.loading:
+                        # every failure of ours comes before the learner's code runs (judge.harness);
+                        # one reported after it is the learner's code breaking (or forging) the judge
+                        v.status = "runtime_error"
+                        v.message = ("The judge's process reported a failure of its own after your code had run: "
+                                     "your code most likely broke it.\n" + v.message)
+                    outcomes.append(Outcome(v.finalize(), state.checks))
+                    retire = bool(ev.get("retire"))
                     state = None
+                    if len(outcomes) < len(jobs) and not retire:
+                        state = _JobState(job=jobs[len(outcomes)], started=time.monotonic())
+                        child.send_job(jobs[len(outcomes)])
+                    else:
+                        child.close_jobs()
                 elif kind == "fatal":
                     fatal = str(ev.get("message"))
     finally:
-        sel.close()
-        if proc.poll() is None and outcome is not None:
-            _kill(proc)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            proc.wait()
-        os.close(r)
-    rc = proc.returncode
-    log = _tail(err.name)
-    try:
-        os.unlink(err.name)
-    except OSError:
-        pass
+        rc, log = child.end()
 
-    if state is None and len(verdicts) == len(jobs):
-        return verdicts, len(jobs)
-
-    # the child ended (or was ended) in the middle of a job: build that job's verdict here
-    if state is None:
-        state = _JobState(job=jobs[len(verdicts)], started=t_spawn)
+    if state is None and ready:
+        return outcomes  # every job sent got its verdict (the exit deadline, if any, only ended the child)
+    if state is None:  # the child never became ready: ours
+        state = _JobState(job=jobs[0], started=child.started)
     wall = (time.monotonic() - state.started) * 1000
     if outcome is not None:
-        kind, why = outcome
+        why = outcome[0]
         if why == "test":
             msg = (f"Test {state.current} ran past its time limit of {limits.test_s:g} s (an endless loop?) "
                    "and was stopped.")
-            v = _partial(state, "timeout", msg, "timeout", msg, wall)
+            v = _partial(state, "timeout", msg, "timeout", msg, wall, trust)
         elif why == "load" or why == "run" and state.loading and not state.planned:
             lim = limits.test_s if why == "load" else limits.run_s
             msg = (f"Your file's module-level code ran past the time limit of {lim:g} s and was stopped "
                    "(an endless loop?).")
-            v = _partial(state, "timeout", msg, "timeout", msg, wall)
-        elif why == "run":
+            v = _partial(state, "timeout", msg, "timeout", msg, wall, trust)
+        elif why == "run" and state.loading:
             msg = f"The run went past its time limit of {limits.run_s:g} s and was stopped."
-            v = _partial(state, "timeout", msg, "timeout", msg, wall)
+            v = _partial(state, "timeout", msg, "timeout", msg, wall, trust)
         else:
-            v = _partial(state, "internal_error",
-                         f"The judge's process did not start within {limits.start_s:g} s (not your fault)."
-                         f"\n{log[-600:]}",
-                         "error", "", wall)
-        return verdicts + [v], len(verdicts) + 1
+            v = _partial(state, "internal_error", f"The judge's process did not start within {limits.start_s:g} s "
+                         f"(not your fault).\n{log[-600:]}", "error", "", wall, trust)
+        return outcomes + [Outcome(v, state.checks, reported=False)]
 
     if not state.loading:  # nothing of the learner's ran yet: ours
         detail = fatal or (f"exit code {rc}" if rc is not None and rc >= 0 else _signal_name(rc or 0))
         v = _partial(state, "internal_error", f"The judge's process failed before your code ran (not your fault): "
-                     f"{detail}\n{log[-800:]}", "error", "", wall)
-        return verdicts + [v], len(verdicts) + 1
+                     f"{detail}\n{log[-800:]}", "error", "", wall, trust)
+        return outcomes + [Outcome(v, state.checks, reported=False)]
 
     if rc is not None and rc < 0:
         sig = _signal_name(rc)
@@ -293,47 +443,34 @@ def _run_child(jobs: list[Job], limits: Limits, extra_sys_path: list[str]) -> tu
         msg += f"\n({fatal})"
     if log:
         msg += "\nLast output of the process:\n" + log[-800:]
-    where = state.current
-    v = _partial(state, "runtime_error", msg, "error", msg if where else "", wall)
-    return verdicts + [v], len(verdicts) + 1
+    v = _partial(state, "runtime_error", msg, "error", msg if state.current else "", wall, trust)
+    return outcomes + [Outcome(v, state.checks, reported=False)]
 
 
-def _readable(fd: int) -> bool:
-    sel = selectors.DefaultSelector()
-    try:
-        sel.register(fd, selectors.EVENT_READ)
-        return bool(sel.select(timeout=0))
-    finally:
-        sel.close()
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
-
-
-def judge_batch(jobs: list[Job], limits: Limits | None = None,
-                extra_sys_path: list[str] | None = None) -> list[Verdict]:
+def judge_batch(jobs: list[Job], limits: Limits | None = None, extra_sys_path: list[str] | None = None,
+                spec: ChildSpec | None = None) -> list[Verdict]:
     """Judge several submissions, each in a clean binding, in as few child processes as possible: a job
-    that kills its child (timeout, crash) gets its verdict from the parent and the rest go to a new child."""
-    out: list[Verdict] = []
+    that ends or dirties its child (a timeout, a crash, a thread left running) gets its verdict and the
+    rest go to a new child."""
+    return [o.verdict for o in run_batch(jobs, limits, spec or local_spec(extra_sys_path))]
+
+
+def run_batch(jobs: list[Job], limits: Limits | None, spec: ChildSpec) -> list[Outcome]:
+    out: list[Outcome] = []
     rest = list(jobs)
     while rest:
         lim = limits or Limits.for_exercise(rest[0].exercise, rest[0].mode)
-        verdicts, used = _run_child(rest, lim, list(extra_sys_path or []))
-        out.extend(verdicts)
-        rest = rest[used:]
+        got = run_child(rest, lim, spec)
+        if not got:  # cannot happen (a child always yields at least one outcome), but never loop forever
+            raise RuntimeError("the judge's child ended without a verdict")
+        out.extend(got)
+        rest = rest[len(got):]
     return out
 
 
 def judge_isolated(exercise: Exercise, source: str | None, *, filename: str = "submission.py", mode: str = "local",
-                   run_only: bool = False, limits: Limits | None = None,
-                   extra_sys_path: list[str] | None = None) -> Verdict:
+                   run_only: bool = False, limits: Limits | None = None, extra_sys_path: list[str] | None = None,
+                   seed: int | None = None) -> Verdict:
     """Judge one submission in a fresh child process (``source=None``: the reference solution)."""
-    job = Job(exercise, source, filename=filename, mode=mode, run_only=run_only)
+    job = Job(exercise, source, filename=filename, mode=mode, run_only=run_only, seed=seed)
     return judge_batch([job], limits or Limits.for_exercise(exercise, mode), extra_sys_path)[0]

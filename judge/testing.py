@@ -20,7 +20,6 @@ Nothing here imports torch at import time.
 from __future__ import annotations
 
 import contextlib
-import copy
 import random
 import zlib
 from collections.abc import Callable, Iterator
@@ -38,7 +37,9 @@ class _RunState:
         self.metrics: dict[str, float] = {}
         self.seed = 0  # the judging's seed for hidden inputs
         self.test = ""  # the test that runs now
-
+        # judge: this process decides; reference / learner: trusted mode, a referee decides from both
+        self.role = "judge"
+        self.checks: Any = None  # the running judge.checks.Checks
     def reset(self) -> None:
         self.__init__()
 
@@ -73,8 +74,19 @@ def mode() -> str:
     return RUN.mode
 
 
+class ReferenceUnavailable(RuntimeError):
+    """The engine's own code for the targets is not in this process (the learner's, in trusted mode)."""
+
+
+def _no_reference(what: str) -> None:
+    if RUN.role == "learner":
+        raise ReferenceUnavailable(f"{what}: the engine's own code for the targets is not available in trusted "
+                                   "judging (an exercise bug: compute expected values with expected())")
+
+
 def original(spec: str) -> Any:
     """The engine's own object for a target (a function; for methods the plain function)."""
+    _no_reference(f"original({spec!r})")
     orig = RUN.originals.get(spec)
     if orig is None:
         raise KeyError(f"{spec} is not a target of this exercise (targets: {sorted(RUN.originals)})")
@@ -105,18 +117,30 @@ def expected(fn: str | Callable, *args: Any, **kwargs: Any) -> Any:
     with the reference bound (for example a whole generation). The result is a copy, so later changes to
     the objects it came from do not change it. Use it only on one side of an ``assert``.
     """
+    from .checks import HIDDEN, Opaque, contains, plain
+
+    if RUN.role == "learner":
+        return HIDDEN  # the referee holds the value, computed in the reference's process
     call = original(fn) if isinstance(fn, str) else fn
-    with reference_code():
-        value = call(*args, **kwargs)
+    checks = RUN.checks
+    if checks is not None:
+        checks.muted += 1  # checks made while computing an expectation are not observations
     try:
-        return copy.deepcopy(value)
-    except Exception:  # noqa: BLE001 - an object that cannot be copied is returned as it is
-        return value
+        with reference_code():
+            value = plain(call(*args, **kwargs))
+    finally:
+        if checks is not None:
+            checks.muted -= 1
+    if contains(value, Opaque):
+        raise TypeError(f"expected({fn!r}) returned something that is not plain data ({value!r}): return "
+                        "numbers, strings, lists, tuples, dicts or tensors (an exercise bug)")
+    return value
 
 
 @contextlib.contextmanager
 def reference_code() -> Iterator[None]:
     """Run a block with the engine's own code in place of the learner's (e.g. to compute expected output)."""
+    _no_reference("reference_code()")
     binding, submission = RUN.binding, RUN.submission
     if binding is None:
         yield
@@ -163,11 +187,9 @@ def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, ba
     """
     import torch
 
-    from minisgl.env import ENV
     from minisgl.llm import LLM
     from minisgl.testing import tiny_model
 
-    ENV.DISABLE_OVERLAP_SCHEDULING.value = True
     device = device or engine_device()
     backend = backend or ("torch_static" if device.startswith("cuda") else "torch")
     args: dict[str, Any] = dict(dtype=torch.float32, max_running_req=8, num_page_override=256,
@@ -182,17 +204,28 @@ def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, ba
 
 @contextlib.contextmanager
 def engine(graph_bs: list[int] | None = None, **kw: Any) -> Iterator[Any]:
-    """``with engine([1, 2, 4]) as llm:`` a tiny LLM that is shut down afterwards, whatever happens."""
-    llm = tiny_llm(graph_bs, **kw)
-    try:
-        yield llm
-    finally:
-        try:
-            llm.shutdown()
-        except Exception:  # noqa: BLE001 - a learner's broken state must not hide the real failure
-            from minisgl.core import set_global_ctx
+    """``with engine([1, 2, 4]) as llm:`` a tiny LLM that is shut down afterwards, whatever happens.
 
-            set_global_ctx(None)
+    Inside, overlap scheduling is off (the tests see each batch's results before the next batch is
+    scheduled; a test may turn it on with ``ENV.DISABLE_OVERLAP_SCHEDULING.value = False``); on the way
+    out the flag is put back as it was."""
+    from minisgl.env import ENV
+
+    before = ENV.DISABLE_OVERLAP_SCHEDULING.value
+    ENV.DISABLE_OVERLAP_SCHEDULING.value = True
+    try:
+        llm = tiny_llm(graph_bs, **kw)
+        try:
+            yield llm
+        finally:
+            try:
+                llm.shutdown()
+            except Exception:  # noqa: BLE001 - a learner's broken state must not hide the real failure
+                from minisgl.core import set_global_ctx
+
+                set_global_ctx(None)
+    finally:
+        ENV.DISABLE_OVERLAP_SCHEDULING.value = before
 
 
 def generate(llm: Any, prompts: list[list[int]], max_tokens: int) -> list[list[int]]:
@@ -203,15 +236,24 @@ def generate(llm: Any, prompts: list[list[int]], max_tokens: int) -> list[list[i
     return [list(o["token_ids"]) for o in out]
 
 
-def eager_tokens(prompts: list[list[int]], max_tokens: int, device: str | None = None) -> list[list[int]]:
-    """The expected tokens: the engine's own code, no CUDA graphs (cached for the process)."""
+def eager_tokens(prompts: list[list[int]], max_tokens: int | list[int], device: str | None = None) -> list[list[int]]:
+    """The expected tokens: the engine's own code, no CUDA graphs (cached for the process). ``max_tokens``
+    is one count for all prompts, or one per prompt (each prompt then generated alone)."""
     device = device or engine_device()
-    key = (tuple(map(tuple, prompts)), max_tokens, device)
+    counts = tuple(max_tokens) if isinstance(max_tokens, (list, tuple)) else max_tokens
+    key = (tuple(map(tuple, prompts)), counts, device, RUN.role)
     if key not in _EAGER_CACHE:
-        with reference_code():
-            with engine(None, device=device) as llm:
-                _EAGER_CACHE[key] = generate(llm, prompts, max_tokens)
-    return [list(t) for t in _EAGER_CACHE[key]]
+        _EAGER_CACHE[key] = expected(_eager_run, [list(p) for p in prompts], counts, device)
+    from .checks import plain
+
+    return plain(_EAGER_CACHE[key])  # a fresh copy: the caller may change it
+
+
+def _eager_run(prompts: list[list[int]], max_tokens: int | tuple[int, ...], device: str) -> list[list[int]]:
+    with engine(None, device=device) as llm:
+        if isinstance(max_tokens, int):
+            return generate(llm, prompts, max_tokens)
+        return [generate(llm, [p], n)[0] for p, n in zip(prompts, max_tokens)]  # each prompt alone
 
 
 class Trace:

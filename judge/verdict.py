@@ -10,11 +10,12 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-VERSION = 1
+VERSION = 2  # 2: trust (level and measures) and seed
 
 STATUSES = ("accepted", "wrong_answer", "runtime_error", "compile_error", "timeout", "internal_error")
 TEST_STATUSES = ("pass", "fail", "error", "skip", "timeout")
 MODES = ("browser", "local", "gpu")
+TRUST_LEVELS = ("advisory", "local", "trusted")
 
 OUTPUT_CAP = 4000  # characters of captured output kept per test
 MESSAGE_CAP = 4000  # characters of a failure message kept per test
@@ -65,6 +66,19 @@ class Env:
 
 
 @dataclass
+class Trust:
+    """What this verdict promises (docs/judge.md, "What a verdict means in each place").
+
+    level: ``advisory`` (the browser: the learner owns the page), ``local`` (the learner owns the
+    machine), ``trusted`` (a referee outside the learner's process decided). measures: the walls that
+    were up, e.g. ``process``, ``pid-namespace``, ``screen``, ``no-reference``, ``referee``, ``docker``.
+    """
+
+    level: str = "local"
+    measures: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Verdict:
     status: str
     exercise: str = ""
@@ -80,6 +94,8 @@ class Verdict:
     env: Env = field(default_factory=Env)
     tests: list[TestResult] = field(default_factory=list)
     metrics: dict[str, float] = field(default_factory=dict)
+    seed: int | None = None  # the seed of the hidden inputs (--seed reproduces them)
+    trust: Trust = field(default_factory=Trust)
     version: int = VERSION
 
     @property
@@ -98,6 +114,7 @@ class Verdict:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Verdict:
         env = d.get("env") or {}
+        trust = d.get("trust") or {}
         return cls(
             status=str(d["status"]),
             exercise=str(d.get("exercise", "")),
@@ -118,6 +135,8 @@ class Verdict:
             ),
             tests=[TestResult.from_dict(t) for t in d.get("tests", [])],
             metrics={str(k): float(v) for k, v in (d.get("metrics") or {}).items()},
+            seed=int(d["seed"]) if d.get("seed") is not None else None,
+            trust=Trust(level=str(trust.get("level", "local")), measures=[str(m) for m in trust.get("measures", [])]),
             version=int(d.get("version", VERSION)),
         )
 

@@ -21,10 +21,13 @@ for p in (str(ROOT), str(TOY)):
 import toyengine  # noqa: E402
 import toyengine.user  # noqa: E402
 
-from judge.binding import Binding, load_submission, reference_source, resolve_targets  # noqa: E402
+from judge.binding import Binding, resolve_targets  # noqa: E402
+from judge.checks import plain  # noqa: E402
 from judge.exercise import ExerciseError, Target, list_exercises, load_exercise  # noqa: E402
 from judge.explain import first_difference, fmt_value  # noqa: E402
 from judge.harness import judge_source  # noqa: E402
+from judge.reference import reference_source  # noqa: E402
+from judge.submission import load_submission  # noqa: E402
 from judge.verdict import TestResult, Verdict  # noqa: E402
 
 TOY_EX = TOY / "exercises" / "toy-counter"
@@ -97,8 +100,10 @@ def test_toy_exercise_loads(toy):
 
 def test_real_exercises_load():
     slugs = [e.slug for e in list_exercises(ROOT / "exercises")]
-    assert slugs == ["graph-bs-list", "graph-capture-buffer", "graph-pad-and-replay",
-                     "torch-backend-graph-hooks", "graph-capture-loop"]
+    graphs = ["graph-bs-list", "graph-capture-buffer", "graph-pad-and-replay", "torch-backend-graph-hooks",
+              "graph-capture-loop"]
+    assert [s for s in slugs if s in graphs] == graphs  # in course order, among the rest of the bank
+    assert len(slugs) == len(set(slugs))
 
 
 # -- binding -------------------------------------------------------------------------------------
@@ -242,7 +247,7 @@ def test_load_output_and_load_errors(toy):
     [
         ("    raise SystemExit(3)\n", "runtime_error", "SystemExit(3)"),
         ("    return scale(values, k)\n", "runtime_error", "RecursionError"),
-        ("    raise KeyboardInterrupt\n", "timeout", "time limit"),
+        ("    raise KeyboardInterrupt\n", "runtime_error", "KeyboardInterrupt"),
         ("    x = bytearray(1 << 62)\n    return [v * k for v in values]\n", "runtime_error", "Out of memory"),
         ("    return [v * k + 1 for v in values]\n", "wrong_answer", "first difference"),
     ],
@@ -251,6 +256,7 @@ def test_in_process_containment(toy, body, status, text):
     v = judge_source(toy, with_body(body))
     assert v.status == status
     assert text in v.tests[0].message
+    assert v.tests[2].name == "test_counter" and v.tests[2].status == "pass", "the other tests still run"
     # and the judge keeps working, with the engine restored
     assert judge_source(toy, GOOD).status == "accepted"
     assert toyengine.scale([2], 3) == [6]
@@ -311,11 +317,18 @@ def test_verdict_json_round_trip(toy):
     assert again.to_dict() == v.to_dict()
 
 
+def test_interrupt_in_the_browser_is_a_timeout_of_that_test(toy):
+    """In the browser an interrupt (pyodide.setInterruptBuffer) raises KeyboardInterrupt in the test."""
+    v = judge_source(toy, with_body("    raise KeyboardInterrupt\n"), mode="browser")
+    assert v.status == "timeout" and v.tests[0].status == "timeout" and "time limit" in v.tests[0].message
+    assert v.tests[2].status == "pass"
+
+
 def test_value_formatting():
     import torch
 
-    assert fmt_value(torch.zeros(2, 3, dtype=torch.int32)).startswith("tensor(shape=[2, 3], dtype=torch.int32)")
-    assert "shapes differ: [3] vs [4]" == first_difference(torch.zeros(3), torch.zeros(4))
+    assert fmt_value(plain(torch.zeros(2, 3, dtype=torch.int32))).startswith("tensor(shape=[2, 3], dtype=torch.int32)")
+    assert "shapes differ: [3] vs [4]" == first_difference(plain(torch.zeros(3)), plain(torch.zeros(4)))
     assert first_difference([[1, 2], [3, 4]], [[1, 2], [3, 5]]) == "first difference at [1][1]: 4 vs 5"
     assert first_difference([1, 2], [1, 2, 3]) == "lengths differ: 2 vs 3"
     assert first_difference({"a": [1]}, {"a": [2]}) == "first difference at ['a'][0]: 1 vs 2"

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 def make_graph_bs_list(cuda_graph_bs: list[int] | None, cuda_graph_max_bs: int | None, is_cuda: bool,
                        free_memory: int) -> list[int]:
-    """The batch sizes to capture: 1, 2, 4 and every multiple of 8 up to a ceiling; an explicit list wins.
+    """The batch sizes to capture, as a list of Python ints: 1, 2, 4 and every multiple of 8 up to a
+    ceiling; an explicit list wins.
 
-    - cuda_graph_bs given: its sizes >= 1, sorted ascending, without duplicates;
-    - cuda_graph_max_bs None: off ([]) on a CPU; on CUDA a ceiling of 256 if free_memory > 80 GiB, else 160;
-    - a ceiling < 1: [];
-    - else [1, 2, 4, 8, 16, 24, ...], every size <= the ceiling.
+    - cuda_graph_bs not None: its sizes >= 1, sorted ascending, each once (an empty list gives []);
+    - cuda_graph_max_bs None: off ([]) on a CPU; on CUDA a ceiling of 256 if free_memory (bytes) is
+      more than 80 GiB (80 << 30), else 160;
+    - a ceiling < 1: [] (on CUDA too);
+    - else [1, 2, 4, 8, 16, 24, ...], every size <= the ceiling, ascending.
     """
     raise NotImplementedError("write make_graph_bs_list")

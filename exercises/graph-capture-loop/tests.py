@@ -1,109 +1,269 @@
-"""Tests for graph-capture-loop: GraphRunner._capture_graphs."""
+"""Tests for graph-capture-loop: GraphRunner._capture_graphs, through what the engine did while it captured."""
 
-from judge.testing import PROMPT_IDS, Trace, eager_tokens, engine, engine_device, generate, gpu, run_with_graphs
+import contextlib
+
+import torch
+
+from judge.testing import PROMPT_IDS, eager_tokens, engine, engine_device, gpu, hidden_prompts, rng, tiny_llm
 from minisgl.attention.torch_backend import TorchAttnBackend
-from minisgl.core import SamplingParams, get_global_ctx
-from minisgl.engine.graph import EmulatedGraph
+from minisgl.core import SamplingParams, get_global_ctx, set_global_ctx
+from minisgl.models.qwen3 import Qwen3ForCausalLM
+
+# graph lists whose sizes are not all powers of two, with lengths and sizes that differ
+GRAPH_LISTS = [[2, 3, 5], [3, 5, 6], [2, 5, 7], [1, 3, 6, 7]]
+SENTINEL = -1234.5  # never a logit of the tiny model
 
 
-def recording_capture_order():
-    """Patch the backend's prepare_for_capture (not a target here) to record the sizes, in order."""
-    sizes, original = [], TorchAttnBackend.prepare_for_capture
+class CaptureLog:
+    """What happened while the engine started: the backend's init_capture_graph and prepare_for_capture calls,
+    and every model forward (its batch, and whether its inputs and metadata viewed the fixed buffers)."""
 
-    def recording(self, batch):
-        sizes.append(batch.size)
-        return original(self, batch)
+    def __init__(self):
+        self.inits, self.captures, self.forwards = [], [], []
+        self.error = ""  # the exception that stopped the engine from starting, if any (as text)
+        self.exc: BaseException | None = None
 
-    return sizes, original, recording
+
+def _capturing() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
+@contextlib.contextmanager
+def started(graphs: list):
+    """``with started([2, 3, 5]) as (llm, log):`` the tiny engine started with your capture loop (llm is None if
+    it failed to start: log.error says why), and the log of what the capture did."""
+    log = CaptureLog()
+    init, prepare = TorchAttnBackend.init_capture_graph, TorchAttnBackend.prepare_for_capture
+    had_forward, forward = "forward" in Qwen3ForCausalLM.__dict__, Qwen3ForCausalLM.forward
+
+    def logged_init(self, max_seq_len, bs_list):
+        log.inits.append((int(max_seq_len), sorted(int(b) for b in bs_list)))
+        return init(self, max_seq_len=max_seq_len, bs_list=bs_list)
+
+    def logged_prepare(self, batch):
+        log.captures.append(batch.size)
+        return prepare(self, batch)
+
+    def logged_forward(self, *args, **kwargs):
+        batch = get_global_ctx()._batch
+        entry = {"in_ctx": batch is not None, "capturing": _capturing(), "size": None, "phase": None, "reqs": [],
+                 "padded": [], "inputs": None, "seq_lens": None}
+        if batch is not None:
+            meta = batch.attn_metadata
+            seq_lens = getattr(meta, "cache_seqlens", None)
+            entry.update(size=batch.size, phase=batch.phase, reqs=list(batch.reqs), padded=list(batch.padded_reqs),
+                         inputs=batch.input_ids.data_ptr() if batch.input_ids is not None else None,
+                         seq_lens=seq_lens.data_ptr() if seq_lens is not None else None)
+        log.forwards.append(entry)
+        return forward(self, *args, **kwargs)
+
+    TorchAttnBackend.init_capture_graph = logged_init
+    TorchAttnBackend.prepare_for_capture = logged_prepare
+    Qwen3ForCausalLM.forward = logged_forward
+    llm = None
+    try:
+        try:
+            llm = tiny_llm(graphs)
+        except Exception as e:  # noqa: BLE001 - your loop broke the engine's start: the tests say how
+            log.error, log.exc = f"{type(e).__name__}: {e}", e
+            set_global_ctx(None)
+    finally:
+        TorchAttnBackend.init_capture_graph, TorchAttnBackend.prepare_for_capture = init, prepare
+        if had_forward:
+            Qwen3ForCausalLM.forward = forward
+        else:
+            del Qwen3ForCausalLM.forward
+    try:
+        yield llm, log
+    finally:
+        if llm is not None:
+            try:
+                llm.shutdown()
+            except Exception:  # noqa: BLE001
+                set_global_ctx(None)
+
+
+def why(log) -> str:
+    return f" (the engine's start then failed with {log.error})" if log.error else ""
+
+
+def started_ok(llm, log) -> None:
+    """The engine started; if your loop raised, the same exception (with its traceback) fails the test."""
+    if llm is None:
+        raise log.exc
 
 
 def test_example_records_every_size():
-    """Graphs [1, 2, 4]: one graph per size, one buffer sized for the largest, the backend's capture
-    buffers allocated for the same sizes."""
-    with engine([1, 2, 4]) as llm:
+    """Graphs [2, 3, 5]: one graph per size, one buffer sized for the largest, the backend's capture buffers
+    allocated for the same sizes."""
+    with started([2, 3, 5]) as (llm, log):
+        started_ok(llm, log)
         runner, backend = llm.engine.graph_runner, llm.engine.attn_backend
-        vocab = llm.engine.model_config.vocab_size
+        vocab, seq = llm.engine.model_config.vocab_size, llm.engine.max_seq_len
         recorded = sorted(runner.graph_map)
-        assert recorded == [1, 2, 4]
+        assert recorded == [2, 3, 5], "self.graph_map must have one graph per size, keyed by the batch size"
         assert runner.buffer is not None, "self.buffer must be set (GraphCaptureBuffer.init)"
         buffer_shapes = (list(runner.buffer.input_ids.shape), list(runner.buffer.logits.shape))
-        assert buffer_shapes == ([4], [4, vocab]), "one buffer, sized for the largest batch (max_graph_bs)"
-        assert backend.capture is not None, "call attn_backend.init_capture_graph first"
-        assert backend.capture_bs == [1, 2, 4]
+        assert buffer_shapes == ([5], [5, vocab]), "one buffer, sized for the largest batch (self.max_graph_bs = 5)"
+        assert backend.capture is not None, "call self.attn_backend.init_capture_graph first"
+        capture_bs = list(backend.capture_bs)
+        assert capture_bs == [2, 3, 5], "init_capture_graph(bs_list=self.graph_bs_list)"
+        table = list(backend.capture.page_table.shape)
+        assert table == [5, seq], "init_capture_graph(max_seq_len=max_seq_len, ...): the page table is [5, max_seq_len]"
 
 
 def test_example_same_tokens_with_graphs():
-    """The tiny model with graphs [1, 2, 4]: every decode step replays, and the tokens equal those of the
-    run without graphs."""
-    got, want, replays, decode_steps = run_with_graphs([1, 2, 4], PROMPT_IDS[:3], 6)
-    assert replays == decode_steps > 0, "every decode step must replay a graph"
-    assert got == want, "the tokens differ from the run without graphs"
+    """Graphs [2, 3, 5], 4 prompts finishing at different times: every decode step replays, and the tokens
+    equal those of the runs without graphs."""
+    prompts, max_tokens = PROMPT_IDS[:4], [3, 4, 5, 6]
+    want = eager_tokens(prompts, max_tokens)
+    with started([2, 3, 5]) as (llm, log):
+        started_ok(llm, log)
+        out = llm.generate([list(p) for p in prompts],
+                           [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens])
+    got = [list(o["token_ids"]) for o in out]
+    assert got == want, "the tokens differ from the runs without graphs"
+
+
+def test_capture_buffers_allocated_once_first():
+    """init_capture_graph is called once, before any prepare_for_capture, with max_seq_len and the sizes."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs) as (llm, log):
+        seq = llm.engine.max_seq_len if llm is not None else None
+        inits = len(log.inits)
+        assert inits == 1, (f"self.attn_backend.init_capture_graph was called {inits} times: call it once, before "
+                            "the loop" + why(log))
+        started_ok(llm, log)
+        assert log.inits == [(seq, graphs)], "init_capture_graph(max_seq_len=max_seq_len, bs_list=self.graph_bs_list)"
 
 
 def test_largest_first():
-    """The sizes are captured from the largest to the smallest (the first capture sizes the memory pool)."""
-    sizes, original, recording = recording_capture_order()
-    TorchAttnBackend.prepare_for_capture = recording
-    try:
-        with engine([1, 2, 4, 8]):
-            pass
-    finally:
-        TorchAttnBackend.prepare_for_capture = original
-    assert sizes == [8, 4, 2, 1]
+    """Hidden graph lists: the sizes are captured from the largest to the smallest (the first capture sizes the
+    memory pool)."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs) as (llm, log):
+        started_ok(llm, log)
+        order = list(log.captures)
+    assert order == sorted(graphs, reverse=True), f"graphs {graphs}: capture the largest size first, then the next"
+
+
+def test_forwards_inside_forward_batch():
+    """Every model.forward() during capture runs inside get_global_ctx().forward_batch(batch)."""
+    with started(rng().choice(GRAPH_LISTS)) as (llm, log):
+        outside = sum(1 for f in log.forwards if not f["in_ctx"])
+        assert outside == 0, ("model.forward() ran with no batch being forwarded: run the warm-up and the capture "
+                              "inside `with get_global_ctx().forward_batch(batch):`")
+        started_ok(llm, log)
+
+
+def test_capture_batches_are_decode_batches_of_dummies():
+    """Each size is captured on a decode batch of exactly bs requests, all of them the dummy request."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs) as (llm, log):
+        started_ok(llm, log)
+        dummy = llm.engine.dummy_req
+        for f in log.forwards:
+            bs = f["size"]
+            phase = f["phase"]
+            assert phase == "decode", f"the capture of {bs}: the batch must be a decode batch (phase='decode')"
+            sizes = (len(f["reqs"]), len(f["padded"]))
+            assert sizes == (bs, bs), f"the capture of {bs}: the batch must have {bs} requests, padded_reqs == reqs"
+            all_dummy = all(r is dummy for r in f["reqs"] + f["padded"])
+            assert all_dummy, f"the capture of {bs}: the batch must be {bs} times self.dummy_req"
+        sizes = sorted({f["size"] for f in log.forwards})
+        assert sizes == graphs, f"graphs {graphs}: one capture batch per size"
+
+
+def test_inputs_and_metadata_view_the_fixed_buffers():
+    """At capture every forward reads its inputs from the one shared buffer (set_batch) and its metadata from
+    the backend's capture buffers (prepare_for_capture)."""
+    with started(rng().choice(GRAPH_LISTS)) as (llm, log):
+        forwards = [f for f in log.forwards if f["in_ctx"]]
+        assert forwards != [], "no model.forward() ran inside forward_batch during capture" + why(log)
+        has_metadata = all(f["seq_lens"] is not None for f in forwards)
+        assert has_metadata, ("at capture the batch had no TorchAttnMetadata: call "
+                              "self.attn_backend.prepare_for_capture(batch)" + why(log))
+        has_inputs = all(f["inputs"] is not None for f in forwards)
+        assert has_inputs, "at capture the batch had no input_ids: call self.buffer.set_batch(batch)" + why(log)
+        started_ok(llm, log)
+        runner, backend = llm.engine.graph_runner, llm.engine.attn_backend
+        for f in forwards:
+            shared = f["inputs"] == runner.buffer.input_ids.data_ptr()
+            assert shared, (f"the capture of {f['size']} read input_ids that are not a view of runner.buffer: "
+                            "allocate one GraphCaptureBuffer before the loop and set_batch from it")
+            metadata = f["seq_lens"] == backend.capture.seq_lens.data_ptr()
+            assert metadata, f"the capture of {f['size']} read metadata that does not view backend.capture"
+
+
+def test_one_buffer_for_the_largest_size():
+    """Hidden graph lists: self.buffer has max_graph_bs rows (not one per graph, not the number of graphs)."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs) as (llm, log):
+        started_ok(llm, log)
+        runner = llm.engine.graph_runner
+        shapes = [list(runner.buffer.input_ids.shape), list(runner.buffer.positions.shape),
+                  list(runner.buffer.out_loc.shape), list(runner.buffer.logits.shape)[:1]]
+        assert shapes == [[max(graphs)]] * 4, f"graphs {graphs}: the buffer must be sized for the largest, {max(graphs)}"
 
 
 def test_warm_up_before_capture():
-    """Each size runs the model eagerly once (the warm-up) before its graph is recorded: on a CPU one
-    forward per size during capture, on CUDA two (warm-up, then the recorded one)."""
-    import minisgl.models.qwen3 as qwen3
-
-    cls = qwen3.Qwen3ForCausalLM
-    forwards, original = [], cls.forward
-
-    def counting(self, *args, **kwargs):
-        forwards.append(get_global_ctx().batch.size)
-        return original(self, *args, **kwargs)
-
-    cls.forward = counting
-    try:
-        with engine([1, 2, 4]):
-            pass
-    finally:
-        cls.forward = original
-    per_size = 2 if engine_device().startswith("cuda") else 1
-    want = [bs for bs in (4, 2, 1) for _ in range(per_size)]
-    assert forwards == want, "warm up every size once with model.forward() before recording it"
+    """Each size runs the model once eagerly (the warm-up) before its graph is recorded: on a CPU one forward per
+    size during capture (an EmulatedGraph runs nothing when it is made), on CUDA two (warm-up, then recorded)."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs) as (llm, log):
+        started_ok(llm, log)
+        cuda = engine_device().startswith("cuda")
+        forwards = [(f["size"], f["capturing"]) for f in log.forwards]
+    per_size = [(False,), (False, True)][cuda]
+    want = [(bs, c) for bs in sorted(graphs, reverse=True) for c in per_size]
+    assert forwards == want, ("warm up every size once with logits.copy_(model.forward()) before recording it "
+                              "(on CUDA: then once more inside torch.cuda.graph)")
 
 
-def test_graphs_read_the_shared_buffers():
-    """Each recorded batch is bs dummy requests whose inputs are views of the one shared buffer and whose
-    metadata views the backend's capture buffers (checked on the CPU, where graphs are EmulatedGraph)."""
-    with engine([1, 2, 4]) as llm:
-        runner, backend = llm.engine.graph_runner, llm.engine.attn_backend
-        for bs, graph in sorted(runner.graph_map.items()):
-            if not isinstance(graph, EmulatedGraph):
-                continue  # a real CUDA graph: its batch is not a Python object any more
-            batch = graph.batch
-            all_dummy = batch.size == bs and all(r is runner.dummy_req for r in batch.padded_reqs)
-            assert all_dummy, f"graph {bs}: the captured batch must be {bs} dummy requests"
-            shares = batch.input_ids.data_ptr() == runner.buffer.input_ids.data_ptr()
-            assert shares, f"graph {bs}: its input_ids must be a view of runner.buffer.input_ids (one shared buffer)"
-            metadata_shared = batch.attn_metadata.cache_seqlens.data_ptr() == backend.capture.seq_lens.data_ptr()
-            assert metadata_shared, f"graph {bs}: its metadata must view the backend's capture buffers"
+def test_each_graph_writes_its_logits():
+    """Replaying graph_map[bs] writes bs rows of logits into self.buffer.logits[:bs] (the graph's output)."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs) as (llm, log):
+        started_ok(llm, log)
+        runner = llm.engine.graph_runner
+        logits = runner.buffer.logits
+        for bs in sorted(graphs, reverse=True):
+            logits.fill_(SENTINEL)
+            error = ""
+            try:
+                runner.graph_map[bs].replay()
+            except Exception as e:  # noqa: BLE001 - a graph that cannot replay: the message says which
+                error = f"{type(e).__name__}: {e}"
+            assert error == "", f"graph_map[{bs}].replay() raised: each graph must write its own slice logits[:{bs}]"
+            written = not bool((logits[:bs] == SENTINEL).any())
+            assert written, (f"graph_map[{bs}].replay() did not write self.buffer.logits[:{bs}]: the recorded "
+                             "forward must be logits.copy_(model.forward()) into that slice")
 
 
-def test_every_graph_in_use():
-    """5 prompts finishing at different times replay the graphs of 8, 4, 2 and 1 in turn, with the tokens
-    of the runs without graphs."""
-    prompts = PROMPT_IDS[:5]
-    max_tokens = [3, 5, 7, 4, 6]
-    want = [eager_tokens([p], n)[0] for p, n in zip(prompts, max_tokens)]
-    with engine([1, 2, 4, 8]) as llm:
-        trace = Trace(llm)
-        out = llm.generate(prompts, [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens])
-    got = [o["token_ids"] for o in out]
-    padded_sizes = sorted({p for _, p, _ in trace.replays})
-    assert padded_sizes == [1, 2, 4, 8]
+def test_hidden_prompts_every_graph_in_use():
+    """Hidden prompts finishing at different times on a hidden graph list: every decode step replays the graph
+    of its padded size, and the tokens are those of the runs without graphs."""
+    r = rng()
+    graphs = r.choice(GRAPH_LISTS)
+    prompts, max_tokens = hidden_prompts(max(graphs), r=r), r.sample(range(2, 10), max(graphs))
+    want = eager_tokens(prompts, max_tokens)
+    with started(graphs) as (llm, log):
+        started_ok(llm, log)
+        replays = []
+        runner = llm.engine.graph_runner
+        replay = runner.replay
+
+        def traced(batch):
+            replays.append(batch.padded_size)
+            return replay(batch)
+
+        runner.replay = traced
+        out = llm.generate([list(p) for p in prompts],
+                           [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens])
+    got = [list(o["token_ids"]) for o in out]
+    steps = max(max_tokens) - 1
+    count = len(replays)
+    assert count == steps, f"graphs {graphs}: every one of the {steps} decode steps must replay a graph"
     assert got == want, "the tokens differ from the runs without graphs"
 
 
@@ -111,15 +271,16 @@ def test_every_graph_in_use():
 def test_gpu_one_memory_pool():
     """Real CUDA graphs (torch_static backend): all graphs share one memory pool, and the tokens are the
     eager ones."""
-    import torch
-
-    want = eager_tokens(PROMPT_IDS[:3], 6, device="cuda")
-    with engine([1, 2, 4, 8], device="cuda") as llm:
+    prompts = hidden_prompts(3)
+    want = eager_tokens(prompts, 6, device="cuda")
+    with engine([2, 3, 5], device="cuda") as llm:
         graphs = llm.engine.graph_runner.graph_map
-        kinds = {type(g).__name__ for g in graphs.values()}
-        assert kinds == {"CUDAGraph"}
+        kinds = sorted({type(g).__name__ for g in graphs.values()})
+        assert kinds == ["CUDAGraph"], "on CUDA each graph is a torch.cuda.CUDAGraph"
         pools = {tuple(g.pool()) if isinstance(g.pool(), (tuple, list)) else g.pool() for g in graphs.values()}
-        assert len(pools) == 1, "every graph after the first must be captured with pool=pool (one shared pool)"
-        got = generate(llm, PROMPT_IDS[:3], 6)
+        shared = len(pools) == 1
+        assert shared, "every graph after the first must be captured with pool=pool (one shared memory pool)"
+        out = llm.generate([list(p) for p in prompts], SamplingParams(max_tokens=6, ignore_eos=True))
         torch.cuda.synchronize()
+    got = [list(o["token_ids"]) for o in out]
     assert got == want, "the tokens differ from the run without graphs"

@@ -17,7 +17,9 @@ from minisgl.core import Batch
 
 class GraphRunner:
     def pad_batch(self, batch: Batch) -> None:
-        """Pad the batch up to the nearest recorded batch size with dummy requests, whose results are discarded."""
+        """Pad the batch up to the nearest recorded batch size with dummy requests, whose results are discarded:
+        batch.padded_reqs = the batch's requests, then self.dummy_req up to the smallest recorded size >= batch.size
+        (only when self.can_use_cuda_graph(batch); otherwise no dummies). batch.reqs itself is left unchanged."""
         raise NotImplementedError("write pad_batch")
 
     def replay(self, batch: Batch) -> torch.Tensor:

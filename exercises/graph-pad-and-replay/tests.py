@@ -1,11 +1,17 @@
 """Tests for graph-pad-and-replay: GraphRunner.pad_batch and GraphRunner.replay."""
 
-from judge.testing import PROMPT_IDS, Trace, eager_tokens, engine, generate, gpu, run_with_graphs
-from minisgl.core import Batch, Req, SamplingParams
+import torch
+
+from judge.testing import PROMPT_IDS, eager_tokens, engine, gpu, hidden_prompts, rng
+from minisgl.core import Batch, Req, SamplingParams, get_global_ctx
+
+FIELDS = ("input_ids", "out_loc", "positions")
+# graph lists of sizes that are not all powers of two, and whose lengths and sizes differ
+GRAPH_LISTS = [[2, 3, 5], [3, 5, 6], [2, 5, 7], [1, 3, 6, 7], [3, 7]]
 
 
-def reqs(n: int) -> list[Req]:
-    return [Req(input_ids=[1, 2, 3], table_idx=i, cached_len=2, output_len=4, uid=i) for i in range(n)]
+def reqs(n: int) -> list:
+    return [Req(input_ids=[11, 12, 13], table_idx=i, cached_len=2, output_len=5, uid=i) for i in range(n)]
 
 
 def padded(runner, n: int, phase: str = "decode") -> Batch:
@@ -14,121 +20,250 @@ def padded(runner, n: int, phase: str = "decode") -> Batch:
     return batch
 
 
-def test_example_pad_three_to_four():
-    """Graphs [1, 2, 4, 8]: a decode batch of 3 is padded to 4 with the dummy request."""
-    with engine([1, 2, 4, 8]) as llm:
+def nearest(graphs: list, n: int) -> int:
+    """The test's own rule: the smallest recorded size >= n (n itself when none fits)."""
+    fits = [bs for bs in graphs if bs >= n]
+    return min(fits) if fits else n
+
+
+def decode_sizes(max_tokens: list) -> list:
+    """The size of every decode batch when all prompts are prefilled together: those still generating."""
+    return [sum(1 for n in max_tokens if n > k) for k in range(1, max(max_tokens))]
+
+
+class Watched:
+    """A recorded graph wrapped so that its replay first notes what the fixed buffers hold."""
+
+    def __init__(self, graph, before):
+        self.graph, self.before = graph, before
+
+    def replay(self):
+        self.before()
+        return self.graph.replay()
+
+    def __getattr__(self, name):
+        return getattr(self.graph, name)
+
+
+class Watch:
+    """What ran: every decode batch, and for every call of runner.replay, which graphs replayed, whether the
+    inputs and the attention metadata were in the fixed buffers at that moment, and what replay returned."""
+
+    def __init__(self, llm):
+        eng = llm.engine
+        runner, backend, vocab = eng.graph_runner, eng.attn_backend, eng.model_config.vocab_size
+        self.decode, self.calls = [], []
+        forward_batch, replay = eng.forward_batch, runner.replay
+        buffers = {f: getattr(runner.buffer, f) for f in FIELDS}  # the tensors the graphs recorded
+        seq_lens, page_table = backend.capture.seq_lens, backend.capture.page_table
+
+        def traced_forward(batch):
+            if batch.is_decode:
+                self.decode.append((batch.size, batch.padded_size))
+            return forward_batch(batch)
+
+        def traced_replay(batch):
+            call = {"size": batch.size, "padded": batch.padded_size, "graphs": [], "inputs": [], "metadata": []}
+            self.calls.append(call)
+            logits = replay(batch)
+            is_tensor = type(logits) is torch.Tensor  # a plain tensor: compared by value, not through its own __eq__
+            call["shape"] = [int(d) for d in logits.shape] if is_tensor else type(logits).__name__
+            real = runner.buffer.logits[: batch.size]
+            call["rows"] = is_tensor and call["shape"] == [batch.size, vocab] and bool(torch.equal(logits, real))
+            return logits[: batch.size]  # keep the engine going whatever came back
+
+        def before(bs):
+            batch = get_global_ctx().batch  # the batch being forwarded (the graph itself sees only buffers)
+            n, meta = batch.padded_size, batch.attn_metadata
+            width = meta.page_table.shape[1]
+            call = self.calls[-1] if self.calls else {"graphs": [], "inputs": [], "metadata": []}
+            call["graphs"].append(bs)
+            call["inputs"].append(all(buffers[f][:n].tolist() == getattr(batch, f).tolist() for f in FIELDS))
+            call["metadata"].append(seq_lens[:n].tolist() == meta.cache_seqlens.tolist()
+                                    and page_table[:n, :width].tolist() == meta.page_table.tolist())
+
+        eng.forward_batch, runner.replay = traced_forward, traced_replay
+        for bs in list(runner.graph_map):
+            runner.graph_map[bs] = Watched(runner.graph_map[bs], lambda bs=bs: before(bs))
+
+
+def generate_watched(graphs: list, prompts: list, max_tokens: list):
+    want = eager_tokens(prompts, max_tokens)
+    with engine(graphs) as llm:
+        watch = Watch(llm)
+        out = llm.generate([list(p) for p in prompts],
+                           [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens])
+    return [list(o["token_ids"]) for o in out], want, watch
+
+
+def test_example_pad_four_to_five():
+    """Graphs [2, 3, 5]: a decode batch of 4 is padded to 5 with the dummy request, after its own 4."""
+    with engine([2, 3, 5]) as llm:
         runner = llm.engine.graph_runner
-        batch = padded(runner, 3)
+        batch = padded(runner, 4)
         padded_size = batch.padded_size
-        assert padded_size == 4
-        real_first = batch.padded_reqs[:3] == batch.reqs
+        assert padded_size == 5, "4 requests on graphs [2, 3, 5] are padded to 5, the smallest size >= 4"
+        real_first = all(a is b for a, b in zip(batch.padded_reqs[:4], batch.reqs))
         assert real_first, "padded_reqs must start with the batch's own requests, in order"
-        assert batch.padded_reqs[3] is runner.dummy_req, "pad with runner.dummy_req"
+        dummy = batch.padded_reqs[4] is runner.dummy_req
+        assert dummy, "pad with runner.dummy_req"
 
 
 def test_example_same_tokens_with_graphs():
-    """The tiny model with graphs [1, 2, 4]: every decode step replays, and the tokens equal those of the
-    run without graphs."""
-    got, want, replays, decode_steps = run_with_graphs([1, 2, 4], PROMPT_IDS[:3], 6)
-    assert replays == decode_steps > 0, "every decode step must replay a graph"
-    assert got == want, "the tokens differ from the run without graphs"
-
-
-def test_pad_to_the_nearest_size():
-    """Each size pads to the smallest recorded size that fits: 1->1, 2->2, 3->4, 4->4, 5..8->8."""
-    with engine([1, 2, 4, 8]) as llm:
-        runner = llm.engine.graph_runner
-        sizes = {n: padded(runner, n).padded_size for n in range(1, 9)}
-        want = {1: 1, 2: 2, 3: 4, 4: 4, 5: 8, 6: 8, 7: 8, 8: 8}
-        assert sizes == want
-        for n in (5, 6, 7):
-            batch = padded(runner, n)
-            dummies = batch.padded_reqs[n:]
-            all_dummy = all(r is runner.dummy_req for r in dummies)
-            assert all_dummy, f"a batch of {n} must be padded with runner.dummy_req only"
-
-
-def test_no_padding_when_no_graph_fits():
-    """A batch larger than the largest graph, and any prefill batch, is not padded."""
-    with engine([1, 2, 4]) as llm:
-        runner = llm.engine.graph_runner
-        big = padded(runner, 6)
-        assert big.padded_size == 6, "no graph fits 6 requests: padded_reqs must be the requests themselves"
-        prefill = padded(runner, 3, phase="prefill")
-        assert prefill.padded_size == 3, "prefill batches are never padded"
-        same_reqs = prefill.padded_reqs == prefill.reqs
-        assert same_reqs
-
-
-def test_replay_returns_only_the_real_rows():
-    """replay returns one row of logits per real request, not per padded request."""
-    with engine([1, 2, 4]) as llm:
-        runner = llm.engine.graph_runner
-        replay, seen = runner.replay, []
-
-        def recording(batch):
-            logits = replay(batch)
-            seen.append((batch.size, batch.padded_size, tuple(logits.shape)))
-            return logits[: batch.size]  # keep the engine going, whatever came back
-
-        runner.replay = recording
-        generate(llm, PROMPT_IDS[:3], 4)
-        vocab = llm.engine.model_config.vocab_size
-    shapes = sorted(set(seen))
-    assert shapes == [(3, 4, (3, vocab))], "replay must return logits[:batch.size]: 3 rows for 3 requests padded to 4"
-
-
-def test_replay_uses_the_graph_of_the_padded_size():
-    """replay runs graph_map[batch.padded_size], once per decode step, and no other graph."""
-    with engine([1, 2, 4, 8]) as llm:
-        runner = llm.engine.graph_runner
-        calls = []
-        for bs, graph in runner.graph_map.items():
-            original_replay = graph.replay
-
-            def counting(bs=bs, original_replay=original_replay):
-                calls.append(bs)
-                return original_replay()
-
-            graph.replay = counting
-        trace = Trace(llm)
-        generate(llm, PROMPT_IDS[:5], 4)
-    decode_steps = len(trace.decode_steps)
-    assert calls == [8] * decode_steps, "5 requests pad to 8: each decode step replays graph_map[8] once"
-
-
-def test_requests_finishing_at_different_times():
-    """5 prompts with different lengths of output on graphs [1, 2, 4, 8]: as requests finish the batch
-    shrinks and is padded to 8, 4, 2 and 1 in turn; every token equals the run without graphs."""
-    prompts = PROMPT_IDS[:5]
-    max_tokens = [3, 5, 7, 4, 6]
-    want = [eager_tokens([p], n)[0] for p, n in zip(prompts, max_tokens)]
-    with engine([1, 2, 4, 8]) as llm:
-        trace = Trace(llm)
-        out = llm.generate(prompts, [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens])
-    got = [o["token_ids"] for o in out]
-    steps = [(size, padded_size) for size, padded_size, _ in trace.replays]
-    assert steps == [(5, 8), (5, 8), (4, 4), (3, 4), (2, 2), (1, 1)]
+    """Graphs [2, 3, 5], 4 prompts finishing at different times: each decode step replays the graph of its
+    padded size (5, 5, 3, 2, 2) and the tokens equal those of the runs without graphs."""
+    got, want, watch = generate_watched([2, 3, 5], PROMPT_IDS[:4], [3, 4, 5, 6])
+    replayed = [(c["size"], c["padded"], c["graphs"]) for c in watch.calls]
+    assert replayed == [(4, 5, [5]), (4, 5, [5]), (3, 3, [3]), (2, 2, [2]), (1, 2, [2])], \
+        "(size, padded size, graphs replayed) of every decode step"
     assert got == want, "the tokens differ from the runs without graphs"
 
 
-def test_more_requests_than_the_largest_graph():
-    """6 requests with graphs [1, 2, 4]: no graph fits, the engine runs eagerly, the tokens are unchanged."""
-    want = eager_tokens(PROMPT_IDS[:6], 3)
-    with engine([1, 2, 4]) as llm:
-        trace = Trace(llm)
-        got = generate(llm, PROMPT_IDS[:6], 3)
-    assert trace.replays == [], "no graph can run 6 requests: replay must not be called"
-    assert got == want
+def test_pad_to_the_nearest_size():
+    """Hidden graph lists (not powers of two): every decode size pads to the smallest recorded size >= it."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with engine(graphs) as llm:
+        runner = llm.engine.graph_runner
+        for n in range(1, max(graphs) + 1):
+            got = padded(runner, n).padded_size
+            assert got == nearest(graphs, n), \
+                f"graphs {graphs}: a decode batch of {n} must be padded to {nearest(graphs, n)}, the smallest size >= {n}"
+
+
+def test_pad_with_the_dummy_request():
+    """The padding is runner.dummy_req, repeated, and nothing else."""
+    with engine([3, 7]) as llm:
+        runner = llm.engine.graph_runner
+        for n in (1, 2, 3, 4, 5, 6):
+            extra = list(padded(runner, n).padded_reqs)[n:]
+            count = len(extra)
+            assert count == nearest([3, 7], n) - n, f"graphs [3, 7]: a batch of {n} gets {nearest([3, 7], n) - n} dummies"
+            all_dummy = all(r is runner.dummy_req for r in extra)
+            assert all_dummy, f"a batch of {n} must be padded with runner.dummy_req only (not copies of real requests)"
+
+
+def unrecorded_sizes(graphs: list) -> list:
+    """The decode sizes up to the largest graph that have no graph of their own (they get dummies)."""
+    return [n for n in range(1, max(graphs)) if n not in graphs]
+
+
+def test_real_requests_first_in_order():
+    """padded_reqs is the batch's requests, in their order, then the dummies (logits[:size] are the real ones)."""
+    r = rng()
+    graphs = r.choice(GRAPH_LISTS)
+    n = r.choice([k for k in unrecorded_sizes(graphs) if k > 1])
+    with engine(graphs) as llm:
+        runner = llm.engine.graph_runner
+        batch = padded(runner, n)
+        padded_reqs, own = list(batch.padded_reqs), list(batch.reqs)
+        head = len(padded_reqs) > n and all(a is b for a, b in zip(padded_reqs[:n], own))
+        assert head, (f"graphs {graphs}: padded_reqs[:{n}] must be the batch's own {n} requests, in order "
+                      "(the dummies come after)")
+
+
+def test_batch_reqs_left_alone():
+    """pad_batch builds a new list: batch.reqs keeps exactly the real requests (batch.size does not change)."""
+    r = rng()
+    graphs = r.choice(GRAPH_LISTS)
+    n = r.choice(unrecorded_sizes(graphs))
+    with engine(graphs) as llm:
+        runner = llm.engine.graph_runner
+        own = reqs(n)
+        batch = Batch(reqs=own, phase="decode")
+        kept = list(own)
+        runner.pad_batch(batch)
+        size = batch.size
+        assert size == n, (f"batch.reqs must keep its {n} real requests: do not append the dummies to it "
+                           "(build a new list)")
+        same = len(batch.reqs) == n and all(a is b for a, b in zip(batch.reqs, kept))
+        assert same, "batch.reqs must be left as it was"
+
+
+def test_no_padding_for_prefill():
+    """A prefill batch is never padded, even when a graph would fit it."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with engine(graphs) as llm:
+        runner = llm.engine.graph_runner
+        for n in unrecorded_sizes(graphs):
+            batch = padded(runner, n, phase="prefill")
+            got = batch.padded_size
+            assert got == n, f"a prefill batch of {n} must not be padded (only decode batches replay a graph)"
+
+
+def test_no_padding_when_no_graph_fits():
+    """A decode batch larger than the largest graph is not padded (and pad_batch does not fail)."""
+    r = rng()
+    graphs = r.choice(GRAPH_LISTS)
+    n = max(graphs) + r.randint(1, 3)
+    with engine(graphs) as llm:
+        runner = llm.engine.graph_runner
+        batch = Batch(reqs=reqs(n), phase="decode")
+        raised = ""
+        try:
+            runner.pad_batch(batch)
+        except StopIteration:
+            raised = "StopIteration"
+        assert raised == "", (f"a decode batch of {n} with graphs up to {max(graphs)} must not be padded, and "
+                              "pad_batch must not raise (check self.can_use_cuda_graph(batch) first)")
+        got = batch.padded_size
+        assert got == n, f"no graph fits {n} requests: padded_reqs must be the requests themselves"
+
+
+def test_replay_copies_before_the_graph():
+    """At the moment a graph replays, the fixed buffers hold this step's inputs and attention metadata
+    (copy_from and prepare_for_replay ran first)."""
+    prompts = hidden_prompts(4)
+    got, want, watch = generate_watched([2, 3, 5], prompts, [3, 4, 5, 6])
+    for step, call in enumerate(watch.calls):
+        where = f"decode step {step} ({call['size']} requests padded to {call['padded']})"
+        inputs = all(call["inputs"]) and call["inputs"] != []
+        assert inputs, f"{where}: the graph replayed before this step's inputs were copied (self.buffer.copy_from(batch))"
+        metadata = all(call["metadata"]) and call["metadata"] != []
+        assert metadata, (f"{where}: the graph replayed before this step's attention metadata was copied "
+                          "(self.attn_backend.prepare_for_replay(batch))")
+    assert got == want, "the tokens differ from the runs without graphs"
+
+
+def test_replay_runs_the_graph_of_the_padded_size():
+    """Hidden graph lists and prompts: each decode step that fits a graph replays graph_map[padded size] once
+    (and no other graph); larger batches run without a graph."""
+    r = rng()
+    graphs = r.choice([g for g in GRAPH_LISTS if max(g) >= 5])
+    max_tokens = r.sample(range(2, 9), 6)
+    got, want, watch = generate_watched(graphs, hidden_prompts(6), max_tokens)
+    sizes = decode_sizes(max_tokens)
+    steps = list(watch.decode)
+    assert steps == [(n, nearest(graphs, n)) for n in sizes], \
+        f"graphs {graphs}: (size, padded size) of every decode batch"
+    replayed = [(c["size"], c["padded"], c["graphs"]) for c in watch.calls]
+    assert replayed == [(n, nearest(graphs, n), [nearest(graphs, n)]) for n in sizes if n <= max(graphs)], \
+        f"graphs {graphs}: each decode step that fits replays graph_map[batch.padded_size] once"
+    assert got == want, "the tokens differ from the runs without graphs"
+
+
+def test_replay_returns_only_the_real_rows():
+    """replay returns the first batch.size rows of self.buffer.logits: one row per real request."""
+    got, want, watch = generate_watched([3, 7], hidden_prompts(5), [4, 3, 6, 2, 5])
+    for step, call in enumerate(watch.calls):
+        assert call["rows"], (f"decode step {step}: {call['size']} requests padded to {call['padded']}: replay must "
+                              f"return self.buffer.logits[:{call['size']}], the first rows (those of the real "
+                              f"requests); it returned a tensor of shape {call['shape']} with other rows")
+    assert got == want, "the tokens differ from the runs without graphs"
 
 
 @gpu
 def test_gpu_real_capture_same_tokens():
-    """Real CUDA graphs (torch_static backend): padding 3 -> 4 and replay give the eager tokens."""
-    want = eager_tokens(PROMPT_IDS[:3], 6, device="cuda")
-    with engine([1, 2, 4], device="cuda") as llm:
-        trace = Trace(llm)
-        got = generate(llm, PROMPT_IDS[:3], 6)
-    rows = sorted({(size, padded_size, n) for size, padded_size, n in trace.replays})
-    assert rows == [(3, 4, 3)]
+    """Real CUDA graphs (torch_static backend): padding 4 -> 5 and replay give the eager tokens."""
+    prompts = hidden_prompts(4)
+    want = eager_tokens(prompts, 6, device="cuda")
+    with engine([2, 3, 5], device="cuda") as llm:
+        kinds = sorted({type(g).__name__ for g in llm.engine.graph_runner.graph_map.values()})
+        assert kinds == ["CUDAGraph"], "on CUDA the graphs are torch.cuda.CUDAGraph"
+        watch = Watch(llm)
+        out = llm.generate([list(p) for p in prompts], SamplingParams(max_tokens=6, ignore_eos=True))
+    got = [list(o["token_ids"]) for o in out]
+    replayed = sorted({(c["size"], c["padded"], tuple(c["graphs"]), c["rows"]) for c in watch.calls})
+    assert replayed == [(4, 5, (5,), True)], "4 requests replay graph_map[5] and get back their 4 rows"
+    copied = all(all(c["inputs"]) and all(c["metadata"]) for c in watch.calls)
+    assert copied, "at some replay the buffers did not hold that step's inputs and metadata"
     assert got == want, "the tokens differ from the run without graphs"

@@ -19,11 +19,12 @@ from minisgl.core import Batch
 
 class TorchAttnBackend:
     def prepare_for_capture(self, batch: Batch) -> None:
-        """At capture: batch.attn_metadata = TorchAttnMetadata whose tensors are views of the first
-        batch.size entries (rows) of the capture buffers; max_seqlen_q=1."""
+        """At capture: batch.attn_metadata = TorchAttnMetadata whose tensors are views of the capture
+        buffers (bs = batch.size): cu_seqlens_q[:bs + 1], seq_lens[:bs], page_table[:bs, :] (all
+        columns); max_seqlen_q=1."""
         raise NotImplementedError("write prepare_for_capture")
 
     def prepare_for_replay(self, batch: Batch) -> None:
         """Before replay: copy batch.attn_metadata's cache_seqlens and page_table into the capture
-        buffers (batch.padded_size rows; the page table's own width in columns)."""
+        buffers, in place (batch.padded_size rows; the page table's own width in columns)."""
         raise NotImplementedError("write prepare_for_replay")

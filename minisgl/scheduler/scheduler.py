@@ -27,6 +27,22 @@ class ForwardInput:
     write_cols: torch.Tensor
 
 
+def prepare_inputs(batch: Batch, token_pool: torch.Tensor, page_table: torch.Tensor) -> None:
+    """The batch's flat inputs, one row per token computed now (positions [cached_len, device_len) of each padded
+    request, in order): its id from the token pool, its position, and its KV slot (out_loc) from the page table."""
+    rows: list[int] = []
+    cols: list[int] = []
+    for req in batch.padded_reqs:
+        rows.extend([req.table_idx] * req.extend_len)
+        cols.extend(range(req.cached_len, req.device_len))
+    dev = page_table.device
+    row_t = torch.tensor(rows, dtype=torch.int64).to(dev, non_blocking=True)
+    col_t = torch.tensor(cols, dtype=torch.int64).to(dev, non_blocking=True)
+    batch.positions = col_t.to(torch.int32)
+    batch.input_ids = token_pool[row_t, col_t]
+    batch.out_loc = page_table[row_t, col_t]
+
+
 class Scheduler:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -65,22 +81,13 @@ class Scheduler:
     def _prepare_batch(self, batch: Batch) -> ForwardInput:
         self.engine.graph_runner.pad_batch(batch)
         self.cache_manager.allocate(batch.reqs)
-        rows: list[int] = []
-        cols: list[int] = []
-        for req in batch.padded_reqs:
-            rows.extend([req.table_idx] * req.extend_len)
-            cols.extend(range(req.cached_len, req.device_len))
-        dev = self.device
-        row_t = torch.tensor(rows, dtype=torch.int64).to(dev, non_blocking=True)
-        col_t = torch.tensor(cols, dtype=torch.int64).to(dev, non_blocking=True)
-        batch.positions = col_t.to(torch.int32)
-        batch.input_ids = self.token_pool[row_t, col_t]
-        batch.out_loc = self.engine.page_table[row_t, col_t]
+        prepare_inputs(batch, self.token_pool, self.engine.page_table)
         self.engine.attn_backend.prepare_metadata(batch)
         dummy = self.engine.dummy_req.table_idx
         # a chunk's sampled token is dropped: written to the dummy row's unused last column
         w_rows = [dummy if r.chunked else r.table_idx for r in batch.reqs]
         w_cols = [self.engine.max_seq_len - 1 if r.chunked else r.device_len for r in batch.reqs]
+        dev = self.device
         return ForwardInput(
             batch=batch,
             chunked=[r.chunked for r in batch.reqs],
@@ -111,7 +118,7 @@ class Scheduler:
 
     def _release_finished(self, ongoing: ForwardInput | None) -> None:
         busy = set(ongoing.batch.reqs) if ongoing is not None else set()
-        for req in list(self.finished_reqs):
+        for req in sorted(self.finished_reqs, key=lambda r: r.uid):  # uid order: pages freed the same way every run
             if req in busy:
                 continue  # its KV is still being written by the batch in flight
             self.finished_reqs.discard(req)

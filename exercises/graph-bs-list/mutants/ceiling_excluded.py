@@ -1,4 +1,4 @@
-"""range(8, max_bs, 8): a ceiling that is a multiple of 8 is left out."""
+"""Rule 4, "the ceiling itself included when it is a multiple of 8": range(8, max_bs, 8) stops before it."""
 
 
 def make_graph_bs_list(cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory):

@@ -1,4 +1,4 @@
-"""Graphs on by default on a CPU too (the ceiling is chosen even when is_cuda is False)."""
+"""Rule 2, "on a CPU graphs are off by default": the memory ceiling is chosen on a CPU too."""
 
 
 def make_graph_bs_list(cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory):

@@ -1,9 +1,9 @@
-"""The explicit list is returned as given (not sorted, duplicates kept)."""
+"""Rule 1, "sorted ascending": the explicit sizes keep the order they were given in (each once)."""
 
 
 def make_graph_bs_list(cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory):
     if cuda_graph_bs is not None:
-        return [bs for bs in cuda_graph_bs if bs >= 1]
+        return list(dict.fromkeys(int(bs) for bs in cuda_graph_bs if int(bs) >= 1))
     if cuda_graph_max_bs is None:
         if not is_cuda:
             return []

@@ -1,4 +1,4 @@
-"""80 GiB free already counts as a big card (>= instead of >)."""
+"""Rule 2, "more than 80 GiB": exactly 80 GiB free already counts as a big card (>= instead of >)."""
 
 
 def make_graph_bs_list(cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory):

@@ -1,4 +1,4 @@
-"""1, 2 and 4 are always included, even above a small ceiling (max_bs=2 gives [1, 2, 4])."""
+"""Rule 4, "only the sizes <= the ceiling": 1, 2 and 4 are always included (a ceiling of 3 gives [1, 2, 4])."""
 
 
 def make_graph_bs_list(cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory):
@@ -10,4 +10,4 @@ def make_graph_bs_list(cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory):
         cuda_graph_max_bs = 256 if free_memory > 80 << 30 else 160
     if cuda_graph_max_bs < 1:
         return []
-    return [1, 2, 4] + list(range(8, cuda_graph_max_bs + 1, 8))
+    return [1, 2, 4, *range(8, cuda_graph_max_bs + 1, 8)]

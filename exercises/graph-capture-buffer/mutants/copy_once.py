@@ -1,4 +1,4 @@
-"""copy_from copies only on the first call (as if the inputs never changed)."""
+"""copy_from, "before every replay": it copies only on its first call (as if the inputs never changed)."""
 
 
 class GraphCaptureBuffer:

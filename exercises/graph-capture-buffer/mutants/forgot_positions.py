@@ -1,4 +1,5 @@
-"""copy_from leaves out positions: RoPE in the graph reads the capture-time positions."""
+"""copy_from, "copy input_ids, out_loc and positions": positions is left out, so RoPE in the graph reads
+the positions left in the buffer from capture time."""
 
 
 class GraphCaptureBuffer:

@@ -1,4 +1,5 @@
-"""copy_from rebinds out_loc instead of writing into it: the graph keeps reading the old buffer."""
+"""copy_from, "into them: assigning a new tensor would leave the graph reading the old one": out_loc is
+rebound to a new tensor instead of written into."""
 
 
 class GraphCaptureBuffer:

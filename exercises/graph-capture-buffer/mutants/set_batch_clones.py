@@ -1,4 +1,5 @@
-"""set_batch gives the batch copies of the buffers: the recorded forward never sees later copies."""
+"""set_batch, "views, not copies": the batch gets copies of the buffers, so the recorded forward
+never sees what copy_from writes later."""
 
 
 class GraphCaptureBuffer:

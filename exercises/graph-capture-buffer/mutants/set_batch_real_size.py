@@ -1,4 +1,4 @@
-"""set_batch slices to batch.size instead of batch.padded_size."""
+"""set_batch, "the first batch.padded_size elements": slices to batch.size instead."""
 
 
 class GraphCaptureBuffer:

@@ -1,4 +1,5 @@
-"""Allocates a new GraphCaptureBuffer for every batch size instead of one shared buffer."""
+"""Step 2, "one GraphCaptureBuffer ... shared by every graph": a new buffer is allocated for every size,
+so self.buffer ends up the last one while the other graphs read their own."""
 
 import torch
 

@@ -1,4 +1,5 @@
-"""The emulated graphs' lambda reads `logits` when called (late binding): every graph writes the last slice."""
+"""Step 3, "fn() does logits.copy_(model.forward()) for *this* bs (mind late binding)": the lambda reads
+`logits` when it is called, i.e. the last slice assigned, so every emulated graph writes into logits[:smallest]."""
 
 import torch
 

@@ -1,4 +1,5 @@
-"""The recorded forward does not write its logits into the buffer (replay returns stale logits)."""
+"""Step 3, "the output goes to logits = self.buffer.logits[:bs]": the recorded forward does not write its
+logits into the buffer, so a replay leaves stale logits there."""
 
 import torch
 

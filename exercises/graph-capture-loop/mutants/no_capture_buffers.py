@@ -1,4 +1,4 @@
-"""Forgets init_capture_graph: the backend has no capture buffers to point the metadata at."""
+"""Step 1, "let the attention backend allocate its capture buffers": init_capture_graph is never called."""
 
 import torch
 

@@ -1,4 +1,4 @@
-"""Records each graph without an eager warm-up first."""
+"""Step 3, "run logits.copy_(model.forward()) once, eagerly: a warm-up": each graph is recorded without it."""
 
 import torch
 

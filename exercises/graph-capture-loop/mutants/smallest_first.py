@@ -1,4 +1,4 @@
-"""Captures the smallest batch size first."""
+"""Step 3, "largest first": the sizes are captured smallest first (in the list's own order)."""
 
 import torch
 
@@ -13,7 +13,7 @@ class GraphRunner:
         synchronize(self.device)
         self.buffer = GraphCaptureBuffer.init(self.max_graph_bs, vocab_size, self.device)
         pool = None
-        for bs in sorted(self.graph_bs_list):
+        for bs in self.graph_bs_list:
             batch = Batch(reqs=[self.dummy_req] * bs, phase="decode")
             batch.padded_reqs = batch.reqs
             self.attn_backend.prepare_for_capture(batch)

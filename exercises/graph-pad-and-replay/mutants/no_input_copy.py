@@ -1,4 +1,4 @@
-"""replay forgets to copy the inputs into the fixed buffers."""
+"""replay, step 1 "copy the batch's inputs into the fixed buffers": copy_from is left out."""
 
 
 class GraphRunner:

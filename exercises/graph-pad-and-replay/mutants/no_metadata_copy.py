@@ -1,4 +1,5 @@
-"""replay forgets prepare_for_replay: the graph attends with stale KV lengths and page table."""
+"""replay, step 2 "copy its attention metadata": prepare_for_replay is left out, so the graph attends
+with the KV lengths and page table of an earlier step."""
 
 
 class GraphRunner:

@@ -1,4 +1,5 @@
-"""Pads every batch to the largest graph (right tokens, wasted compute)."""
+"""pad_batch, "the smallest recorded size >= batch.size": every batch is padded to the largest graph
+(the right tokens, up to 7/8 of the compute wasted)."""
 
 
 class GraphRunner:

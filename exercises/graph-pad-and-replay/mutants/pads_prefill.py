@@ -1,4 +1,4 @@
-"""Pads prefill batches too (only decode batches can use a graph)."""
+"""pad_batch, "if a graph can be used for it (a decode batch ...)": prefill batches are padded too."""
 
 
 class GraphRunner:

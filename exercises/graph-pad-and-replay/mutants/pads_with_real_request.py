@@ -1,4 +1,4 @@
-"""Pads with copies of the last real request instead of the dummy request."""
+"""pad_batch, "self.dummy_req repeated": pads with copies of the last real request instead."""
 
 
 class GraphRunner:

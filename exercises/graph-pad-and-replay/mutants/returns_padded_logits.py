@@ -1,4 +1,4 @@
-"""replay returns the logits of the padded rows too."""
+"""replay, step 4 "the first batch.size rows": returns the rows of the padded requests too."""
 
 
 class GraphRunner:

@@ -1,4 +1,5 @@
-"""prepare_for_capture gives the graph copies of the capture buffers: later copies never reach it."""
+"""prepare_for_capture, "views of the capture buffers": the graph gets copies, so the values
+prepare_for_replay copies later never reach it."""
 
 from minisgl.attention.torch_backend import TorchAttnMetadata
 

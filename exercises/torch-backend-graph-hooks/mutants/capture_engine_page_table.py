@@ -1,4 +1,5 @@
-"""prepare_for_capture points at the engine's page table instead of the capture buffer."""
+"""prepare_for_capture, "views of the capture buffers": the page table views the engine's own page
+table (self.page_table) instead of capture.page_table."""
 
 from minisgl.attention.torch_backend import TorchAttnMetadata
 

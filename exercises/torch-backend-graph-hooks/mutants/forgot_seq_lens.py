@@ -1,4 +1,5 @@
-"""prepare_for_replay copies the page table but not the KV lengths."""
+"""prepare_for_replay, "copy its cache_seqlens": only the page table is copied, so the graph attends over
+the KV lengths of the capture (or of an earlier step)."""
 
 from minisgl.attention.torch_backend import TorchAttnMetadata
 

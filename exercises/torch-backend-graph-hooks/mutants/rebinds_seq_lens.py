@@ -1,4 +1,4 @@
-"""prepare_for_replay rebinds capture.seq_lens instead of copying into it."""
+"""prepare_for_replay, "copy": capture.seq_lens is rebound to a new tensor instead of written into."""
 
 from minisgl.attention.torch_backend import TorchAttnMetadata
 

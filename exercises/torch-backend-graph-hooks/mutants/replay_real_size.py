@@ -1,4 +1,5 @@
-"""prepare_for_replay copies batch.size rows instead of batch.padded_size."""
+"""prepare_for_replay, "bs = batch.padded_size rows": copies batch.size rows, so the padded rows keep
+stale lengths and page-table rows."""
 
 from minisgl.attention.torch_backend import TorchAttnMetadata
 

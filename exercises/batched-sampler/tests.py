@@ -1,0 +1,130 @@
+"""Tests for batched-sampler: greedy rows, seeded draws, independence from the batch, the tiny model."""
+
+import random
+
+import torch
+
+from judge.testing import engine, expected, hidden_prompts, rng
+from minisgl.core import SamplingParams
+from minisgl.engine.sample import Sampler
+
+CPU = torch.device("cpu")
+GREEDY = SamplingParams()
+
+
+def logits_of(g, bs: int, vocab: int) -> torch.Tensor:
+    rows = [[round(g.uniform(-3.0, 3.0), 3) + j * 1e-4 for j in range(vocab)] for _ in range(bs)]
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def gens(seeds):
+    return [torch.Generator().manual_seed(s) if s is not None else None for s in seeds]
+
+
+def draw(logits, params, seeds) -> list[int]:
+    """The sampler on fresh generators made from the seeds."""
+    out = Sampler(CPU).sample(logits, params, gens(seeds))
+    return out.tolist()
+
+
+def sampled(g) -> SamplingParams:
+    return SamplingParams(temperature=round(g.uniform(0.6, 1.5), 2), top_k=g.choice([-1, g.randint(3, 12)]),
+                          top_p=g.choice([1.0, round(g.uniform(0.6, 0.95), 2)]))
+
+
+def test_example_all_greedy():
+    """Every row greedy: the argmax of each row, as int32."""
+    logits = torch.tensor([[0.1, 2.0, -1.0, 0.5], [3.0, 0.2, 0.1, 2.9], [-1.0, -2.0, -0.5, -0.7]])
+    out = Sampler(CPU).sample(logits, [GREEDY] * 3, [None] * 3)
+    assert str(out.dtype) == "torch.int32", f"the token ids must be int32, got {out.dtype}"
+    assert out.tolist() == [1, 0, 2], "a greedy row's token is the argmax of its row"
+
+
+def test_example_a_seeded_row():
+    """One greedy row and one seeded sampled row: argmax, and the draw of the row's own generator."""
+    g = random.Random(7)
+    logits = logits_of(g, 2, 20)
+    params = [GREEDY, SamplingParams(temperature=0.9, top_k=5)]
+    got = draw(logits, params, [None, 1234])
+    assert got[0] == int(logits[0].argmax()), "row 0 is greedy: its argmax"
+    assert got == expected(draw, logits, params, [None, 1234]), \
+        "row 1: one multinomial draw from filtered_probs with its own generator"
+
+
+def test_random_mixed_batches():
+    """Random batches of greedy and seeded rows: every row equals the engine's."""
+    g = rng()
+    for _ in range(4):
+        bs, vocab = g.randint(3, 7), g.randint(15, 40)
+        logits = logits_of(g, bs, vocab)
+        params = [GREEDY if g.random() < 0.4 else sampled(g) for _ in range(bs)]
+        seeds = [g.randrange(1, 99_999) for _ in range(bs)]
+        got = draw(logits, params, seeds)
+        greedy = [int(logits[i].argmax()) for i in range(bs) if params[i].is_greedy]
+        assert [t for t, p in zip(got, params) if p.is_greedy] == greedy, "greedy rows: the argmax of the row"
+        assert got == expected(draw, logits, params, seeds), "the tokens differ from the engine's (same seeds)"
+
+
+def test_seeded_rows_do_not_depend_on_the_batch():
+    """A seeded request gets the same token alone, first, or last in a batch with other requests."""
+    g = rng()
+    vocab = g.randint(20, 40)
+    row = logits_of(g, 1, vocab)
+    p, seed = sampled(g), g.randrange(1, 99_999)
+    alone = draw(row, [p], [seed])[0]
+    others = logits_of(g, 3, vocab)
+    other_params = [sampled(g), GREEDY, sampled(g)]
+    other_seeds = [g.randrange(1, 99_999), None, g.randrange(1, 99_999)]
+    first = draw(torch.cat([row, others]), [p] + other_params, [seed] + other_seeds)[0]
+    last = draw(torch.cat([others, row]), other_params + [p], other_seeds + [seed])[-1]
+    got = [alone, first, last]
+    assert got == [alone] * 3, "a seeded row must draw from its own generator only: alone, first and last agree"
+
+
+def test_sampled_tokens_stay_in_top_k():
+    """top_k = 3 on a flat row: over many seeds every token is one of the 3 most likely."""
+    g = rng()
+    vocab = g.randint(25, 40)
+    logits = logits_of(g, 1, vocab) * 0.1
+    top3 = sorted(torch.topk(logits[0], 3).indices.tolist())
+    params = [SamplingParams(temperature=1.0, top_k=3)]
+    tokens = {draw(logits, params, [s])[0] for s in range(g.randrange(1000), 1000 + 40)}
+    outside = sorted(tokens - set(top3))
+    assert outside == [], f"tokens {outside} are outside the top 3 {top3}: sample from filtered_probs"
+
+
+def probe(gen: torch.Generator) -> list[int]:
+    """The next draws of a generator (to see whether something consumed it)."""
+    return torch.multinomial(torch.ones(50), 5, generator=gen).tolist()
+
+
+def test_greedy_rows_leave_their_generator_alone():
+    """Greedy rows (temperature 0, or top_k = 1 at any temperature) in a mixed batch draw nothing."""
+    g = rng()
+    logits = logits_of(g, 3, 30)
+    s0, s1, s2 = (g.randrange(1, 99_999) for _ in range(3))
+    generators = gens([s0, s1, s2])
+    params = [SamplingParams(temperature=1.3, top_k=1), sampled(g), SamplingParams(temperature=0.0)]
+    out = Sampler(CPU).sample(logits, params, generators)
+    assert out.tolist()[0] == int(logits[0].argmax()), "top_k = 1 is greedy: the argmax"
+    untouched = probe(generators[0]) == probe(torch.Generator().manual_seed(s0)) and \
+        probe(generators[2]) == probe(torch.Generator().manual_seed(s2))
+    assert untouched, "a greedy row must not draw from its generator"
+
+
+def run(prompts, seeds):
+    with engine() as llm:
+        params = [SamplingParams(max_tokens=6, ignore_eos=True),
+                  SamplingParams(temperature=0.8, top_k=20, top_p=0.9, max_tokens=6, ignore_eos=True, seed=seeds[0]),
+                  SamplingParams(temperature=1.2, top_k=1, max_tokens=6, ignore_eos=True),
+                  SamplingParams(temperature=1.1, top_p=0.8, max_tokens=6, ignore_eos=True, seed=seeds[1])]
+        return [list(o["token_ids"]) for o in llm.generate(prompts, params)]
+
+
+def test_engine_mixed_parameters():
+    """The tiny model with a greedy, a seeded top-k/top-p, a top_k = 1 and a seeded top-p request: the engine's
+    tokens."""
+    g = rng()
+    prompts = hidden_prompts(4, min_len=3, max_len=10)
+    seeds = [g.randrange(1, 99_999), g.randrange(1, 99_999)]
+    assert run(prompts, seeds) == expected(run, prompts, seeds), "the tokens differ from the engine's"

@@ -1,0 +1,213 @@
+"""Tests for cache-allocate: CacheManager._take and allocate on a real CacheManager (radix prefix cache),
+then the tiny model with pages of 3 tokens."""
+
+import torch
+
+from judge.testing import engine, expected, hidden_prompts, rng
+from minisgl.core import Req, SamplingParams
+from minisgl.scheduler.cache import CacheManager
+
+ROWS, WIDTH = 5, 45
+
+
+def make(num_pages: int, p: int) -> CacheManager:
+    return CacheManager(num_pages, p, "radix", torch.zeros(ROWS, WIDTH, dtype=torch.int32), torch.device("cpu"))
+
+
+def req(uid: int, cached: int, device: int) -> Req:
+    r = Req(input_ids=[uid + 1] * device, table_idx=uid, cached_len=cached, output_len=4, uid=uid)
+    r.device_len = device
+    return r
+
+
+def hold(cm: CacheManager, r: Req) -> None:
+    """Give r the pages of [0, cached_len) by hand (test code: pages popped from the free list)."""
+    p = cm.page_size
+    for k in range(-(-r.cached_len // p)):
+        q = cm._free_pages.pop(0)
+        cm.page_table[r.table_idx, k * p:(k + 1) * p] = torch.arange(q * p, q * p + p, dtype=torch.int32)
+
+
+def pages_of(cm: CacheManager, r: Req, n_pages: int) -> list:
+    """The pages of a request's row, read from the first slot of each page."""
+    p = cm.page_size
+    return [int(s) // p for s in cm.page_table[r.table_idx, : n_pages * p : p].tolist()]
+
+
+def well_formed(cm: CacheManager, r: Req, n_pages: int) -> list:
+    """Positions of the row whose slot is not (its page) * page_size + (its offset): empty when well formed."""
+    p = cm.page_size
+    row = cm.page_table[r.table_idx, : n_pages * p].tolist()
+    return [i for i, s in enumerate(row) if s != (row[i - i % p] // p) * p + i % p or row[i - i % p] % p != 0]
+
+
+def cache_some(cm: CacheManager, n_pages: int, first: int) -> None:
+    """Put n_pages pages of a finished request's prefix into the prefix cache (evictable)."""
+    p = cm.page_size
+    pages = [cm._free_pages.pop(0) for _ in range(n_pages)]
+    slots = torch.tensor([q * p + o for q in pages for o in range(p)], dtype=torch.int32)
+    cm.prefix_cache.insert(list(range(first, first + n_pages * p)), slots)
+
+
+# ------------------------------------------------------------------------------------------- examples
+
+def test_example_first_pages():
+    """Page size 3, a 7-token prompt: 3 pages, each written as its 3 consecutive slots."""
+    cm = make(20, 3)
+    a = req(0, 0, 7)
+    cm.allocate([a])
+    bad = well_formed(cm, a, 3)
+    assert bad == [], "positions whose slot is not page * 3 + offset (every slot of each page must be written)"
+    pages = pages_of(cm, a, 3)
+    distinct = len(set(pages))
+    assert distinct == 3, "three different pages"
+    free = (cm.free_pages, sorted(set(pages) & set(cm._free_pages)))
+    assert free == (17, []), "(free pages left, new pages still on the free list): 20 - 3, none"
+
+
+def test_example_room_in_the_last_page():
+    """Page size 3: 7 tokens hold 3 pages (9 slots); computing position 7 needs no new page."""
+    cm = make(20, 3)
+    a = req(0, 7, 8)
+    hold(cm, a)
+    before = cm.page_table[0].tolist()
+    cm.allocate([a])
+    after = (cm.page_table[0].tolist() == before, cm.free_pages)
+    assert after == (True, 17), "no page is taken and the row is untouched"
+
+
+# ------------------------------------------------------------------------------------------- hidden
+
+def test_random_batch():
+    """A batch of requests in random states, page size 3 or 5: each gets exactly the pages it lacks, its held
+    pages untouched, no page twice, and the free list loses exactly those pages."""
+    r = rng()
+    p = r.choice([3, 5])
+    cm = make(60, p)
+    reqs = []
+    for uid in range(4):
+        cached = r.choice([0, r.randint(1, 20)])
+        reqs.append(req(uid, cached, cached + r.choice([1, r.randint(2, 17)])))
+    for q in reqs:
+        hold(cm, q)
+    held_rows = [cm.page_table[q.table_idx, : -(-q.cached_len // p) * p].tolist() for q in reqs]
+    free_before = list(cm._free_pages)
+    cm.allocate(reqs)
+    lack = sum(-(-q.device_len // p) - -(-q.cached_len // p) for q in reqs)
+    taken = sorted(set(free_before) - set(cm._free_pages))
+    got = (len(taken), cm.free_pages)
+    assert got == (lack, len(free_before) - lack), f"page size {p}: (pages taken, free left)"
+    for q, held in zip(reqs, held_rows):
+        kept = cm.page_table[q.table_idx, : len(held)].tolist()
+        assert kept == held, f"request {q.uid}: the entries of pages it already held must stay as they are"
+        n = -(-q.device_len // p)
+        bad = well_formed(cm, q, n)
+        assert bad == [], f"request {q.uid}: positions whose slot is not page * {p} + offset"
+    owned = [pg for q in reqs for pg in pages_of(cm, q, -(-q.device_len // p))]
+    twice = sorted({pg for pg in owned if owned.count(pg) > 1})
+    assert twice == [], "pages given to two positions' pages (or two requests)"
+    for q in reqs:
+        q.cached_len = q.device_len  # as after the forward
+    errors = cm.integrity_errors(reqs)
+    assert errors == [], "every page must be free, cached or held by exactly one request"
+
+
+def test_page_boundary():
+    """Positions [0, k * page_size + 1) need k + 1 pages: the last one holds a single token."""
+    r = rng()
+    p = r.choice([3, 5])
+    k = r.randint(2, 6)
+    cm = make(40, p)
+    a = req(0, 0, k * p + 1)
+    cm.allocate([a])
+    got = cm.free_pages
+    assert got == 40 - (k + 1), f"page size {p}, {k * p + 1} positions: {k + 1} pages"
+    assert well_formed(cm, a, k + 1) == [], "every slot of the last page is written too"
+
+
+def test_take_evicts_only_the_shortfall():
+    """5 pages free, three cached prefixes of 3 pages: taking 7 evicts one prefix (the 2 missing pages, rounded
+    up to a whole entry) and keeps the other two cached."""
+    cm = make(14, 3)
+    for first in (100, 200, 300):
+        cache_some(cm, 3, first)
+    assert cm.free_pages == 5
+    try:
+        pages, raised = cm._take(7), ""
+    except NotImplementedError:
+        raise
+    except RuntimeError as e:
+        pages, raised = [], f"RuntimeError: {e}"
+    assert raised == "", "5 pages are free and 9 are cached (unused): _take(7) must evict from the cache, not fail"
+    got = (len(pages), len(set(pages)), cm.free_pages + len(pages) + len(cm.prefix_cache.cached_pages))
+    assert got == (7, 7, 14), "(pages returned, distinct, free + taken + cached)"
+    kept = len(cm.prefix_cache.cached_pages)
+    assert kept == 6, "evict only what is missing: 2 pages (one cached prefix of 3), not 7"
+
+
+def test_no_eviction_when_enough_is_free():
+    """Enough pages free: the prefix cache is not touched."""
+    r = rng()
+    cm = make(30, 3)
+    n_cached = r.randint(4, 9)
+    cache_some(cm, n_cached, 7)
+    cm._take(r.randint(3, 30 - n_cached))
+    kept = len(cm.prefix_cache.cached_pages)
+    assert kept == n_cached, "nothing is evicted while the free pages suffice"
+
+
+def test_allocation_evicts_when_short():
+    """A batch needs more pages than are free: allocate takes them from the prefix cache's unused prefixes."""
+    r = rng()
+    p = 3
+    cm = make(20, p)
+    cache_some(cm, 14, 50)
+    a, b = req(0, 0, r.randint(7, 10)), req(1, 0, r.randint(11, 14))
+    cm.allocate([a, b])
+    a.cached_len, b.cached_len = a.device_len, b.device_len
+    errors = cm.integrity_errors([a, b])
+    assert errors == [], "no page may be both cached and held: evicted pages leave the cache"
+
+
+def test_out_of_pages_raises():
+    """Not enough pages even after eviction: RuntimeError."""
+    cm = make(11, 3)
+    cache_some(cm, 2, 1)
+    try:
+        cm._take(12)
+        raised = ""
+    except NotImplementedError:
+        raise
+    except RuntimeError:
+        raised = "RuntimeError"
+    assert raised == "RuntimeError", "_take(12) with 11 pages in all must raise RuntimeError"
+
+
+def run_paged(prompts, max_tokens, p):
+    with engine(None, page_size=p) as llm:
+        out = llm.generate([list(q) for q in prompts], [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens])
+        errors = llm.scheduler.check_integrity()
+        pages_in_use = llm.engine.num_pages - llm.scheduler.cache_manager.free_pages
+    return [o["token_ids"] for o in out], errors, pages_in_use
+
+
+def test_example_engine_pages_of_three():
+    """The tiny model with pages of 3 tokens: the same tokens as with pages of 1, and every page accounted for."""
+    prompts = [[5, 6, 7, 8], [9, 10, 11, 12, 13, 14, 15], [5, 6, 7, 8, 16]]
+    tokens, errors, _ = run_paged(prompts, [5, 8, 4], 3)
+    assert errors == [], "every page must be free, cached or held (Scheduler.check_integrity)"
+    want = expected(lambda: run_paged(prompts, [5, 8, 4], 1)[0])
+    assert tokens == want, "the tokens differ from those with pages of 1 token"
+
+
+def test_engine_hidden_prompts():
+    """Random prompts sharing prefixes, page size 3 or 5: the engine's tokens and page use, and no page lost."""
+    r = rng()
+    p = r.choice([3, 5])
+    base = hidden_prompts(3, 4, 12, r=r)
+    prompts = base + [base[0] + hidden_prompts(1, 2, 6, r=r)[0], base[1][: r.randint(2, len(base[1]))]]
+    max_tokens = [r.randint(3, 12) for _ in prompts]
+    tokens, errors, in_use = run_paged(prompts, max_tokens, p)
+    assert errors == [], f"page size {p}: every page must be free, cached or held (Scheduler.check_integrity)"
+    want = expected(lambda: run_paged(prompts, max_tokens, p)[::2])
+    assert (tokens, in_use) == want, "(tokens, pages in use by the prefix cache at the end) differ from the engine's"

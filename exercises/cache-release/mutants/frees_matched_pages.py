@@ -1,0 +1,15 @@
+"""release frees every page of slots[:n], the cache's own matched pages included."""
+
+
+class CacheManager:
+    def release(self, req):
+        p = self.page_size
+        kv_len = min(req.cached_len, len(req.input_ids))
+        held = pages_for(req.cached_len, p) * p
+        slots = self.page_table[req.table_idx, :held]
+        aligned = kv_len - kv_len % p
+        kept = self.prefix_cache.insert(req.input_ids[:aligned], slots[:aligned])
+        dup = slots[0:kept:p] // p
+        rest = slots[aligned:held:p] // p
+        self.free(dup.tolist() + rest.tolist())
+        self.unlock(req)

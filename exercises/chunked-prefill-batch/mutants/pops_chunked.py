@@ -1,0 +1,19 @@
+"""Every request taken leaves pending, a chunked one too (the rest of its prompt is lost)."""
+
+
+class PrefillManager:
+    def schedule_next_batch(self):
+        budget = self.chunk_budget
+        reqs = []
+        while self.pending and budget > 0:
+            req = self.pending[0]
+            if req.uid not in self.admitted and not self._try_admit(req):
+                break
+            remaining = req.prompt_len - req.cached_len
+            chunk = min(remaining, budget)
+            req.device_len = req.cached_len + chunk
+            req.chunked = chunk < remaining
+            reqs.append(req)
+            budget -= chunk
+            self.pending.popleft()
+        return Batch(reqs=reqs, phase="prefill") if reqs else None

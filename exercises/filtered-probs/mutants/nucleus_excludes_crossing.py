@@ -1,0 +1,18 @@
+"""a token is kept only while the mass up to and including it stays within top_p: the token that reaches top_p is
+dropped (and a dominant token can be dropped)."""
+
+import torch
+
+
+def filtered_probs(logits, params):
+    probs = torch.softmax(logits.float() / params.temperature, dim=-1)
+    if params.top_k > 0 and params.top_k < probs.shape[-1]:
+        top = torch.topk(probs, params.top_k)
+        probs = torch.zeros_like(probs).scatter_(-1, top.indices, top.values)
+    if params.top_p < 1.0:
+        sorted_p, order = torch.sort(probs, descending=True)
+        before = torch.cumsum(sorted_p, dim=-1) - sorted_p
+        keep = before + sorted_p <= params.top_p * sorted_p.sum()
+        sorted_p = sorted_p * keep
+        probs = torch.zeros_like(probs).scatter_(-1, order, sorted_p)
+    return probs / probs.sum()

@@ -1,0 +1,17 @@
+"""top-p compares with top_p itself, not with top_p times the mass top-k left (as if top-k had renormalised)."""
+
+import torch
+
+
+def filtered_probs(logits, params):
+    probs = torch.softmax(logits.float() / params.temperature, dim=-1)
+    if params.top_k > 0 and params.top_k < probs.shape[-1]:
+        top = torch.topk(probs, params.top_k)
+        probs = torch.zeros_like(probs).scatter_(-1, top.indices, top.values)
+    if params.top_p < 1.0:
+        sorted_p, order = torch.sort(probs, descending=True)
+        before = torch.cumsum(sorted_p, dim=-1) - sorted_p
+        keep = before < params.top_p
+        sorted_p = sorted_p * keep
+        probs = torch.zeros_like(probs).scatter_(-1, order, sorted_p)
+    return probs / probs.sum()

@@ -1,0 +1,27 @@
+"""store_kv writes the token into every layer, not only layer_id."""
+
+import torch
+
+
+class KVCachePool:
+    def store_kv(self, k, v, out_loc, layer_id):
+        loc = out_loc.long()
+        self._k[:, loc] = k
+        self._v[:, loc] = v
+
+    @property
+    def dummy_slot(self):
+        return self.dummy_page * self.page_size
+
+
+class TableManager:
+    @property
+    def available(self):
+        return len(self._free)
+
+    def allocate(self):
+        return self._free.pop()
+
+    def free(self, row):
+        assert 0 <= row < self.size and row not in self._free, f"row {row} freed twice"
+        self._free.append(row)

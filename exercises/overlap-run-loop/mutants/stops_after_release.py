@@ -1,0 +1,26 @@
+"""With overlap, the loop stops in the step that processes the last batch, though releasing its finished requests may have let a waiting request in."""
+
+
+class Scheduler:
+    def run_until_idle(self):
+        overlap = not ENV.DISABLE_OVERLAP_SCHEDULING.value
+        last = None
+        with stream_ctx(self.engine.stream), torch.inference_mode():
+            while True:
+                fwd = self._schedule_next_batch()
+                ongoing = (fwd, self._forward(fwd)) if fwd is not None else None
+                processed = False
+                if overlap:
+                    if last is not None:
+                        self._process(*last)
+                        processed = True
+                    self._release_finished(ongoing[0] if ongoing is not None else None)
+                    last = ongoing
+                elif ongoing is not None:
+                    self._process(*ongoing)
+                    self._release_finished(None)
+                    processed = True
+                if ongoing is None and (not processed or last is None):
+                    break
+        if self.has_work:
+            raise RuntimeError("scheduler stopped with requests left")

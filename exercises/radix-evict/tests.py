@@ -1,0 +1,184 @@
+"""Tests for radix-evict: RadixPrefixCache.evict on trees built with the engine's insert and match_prefix, then
+the tiny model with a small pool."""
+
+import torch
+
+from judge.testing import engine, expected, hidden_prompts, rng
+from minisgl.core import SamplingParams
+from minisgl.kvcache.radix import RadixPrefixCache
+
+
+def cache(p: int = 1) -> RadixPrefixCache:
+    return RadixPrefixCache(p, torch.device("cpu"))
+
+
+def put(c: RadixPrefixCache, tokens, first_slot: int) -> None:
+    c.insert(list(tokens), torch.arange(first_slot, first_slot + len(tokens), dtype=torch.int32))
+
+
+def pages_of(first_slot: int, n_tokens: int, p: int) -> list:
+    return [(first_slot + i) // p for i in range(0, n_tokens, p)]
+
+
+def evicted(c: RadixPrefixCache, n: int) -> list:
+    freed = c.evict(n)
+    return sorted(int(x) for x in freed)
+
+
+# ------------------------------------------------------------------------------------------- examples
+
+def test_example_oldest_first():
+    """Three prompts cached in turn: evict(1) drops the oldest (2 pages), which can no longer be matched."""
+    c = cache()
+    put(c, [1, 2], 10)
+    put(c, [3, 4, 5], 20)
+    put(c, [6, 7, 8, 9], 30)
+    got = evicted(c, 1)
+    assert got == [10, 11], "the least recently used leaf goes first, whole"
+    gone = c.match_prefix([1, 2]).length
+    assert gone == 0, "an evicted prefix is no longer matched"
+    left = (c.evictable_pages, sorted(c.cached_pages))
+    assert left == (7, [20, 21, 22, 30, 31, 32, 33]), "(evictable pages, cached pages) after the eviction"
+
+
+def test_example_page_ids():
+    """Page size 3: a leaf with slots 30..35 holds pages 10 and 11."""
+    c = cache(3)
+    put(c, [5, 6, 7, 8, 9, 10], 30)
+    got = evicted(c, 2)
+    assert got == [10, 11], "evict returns page ids (slot // page_size of each page's first slot), not slots"
+
+
+# ------------------------------------------------------------------------------------------- hidden
+
+def test_lru_order():
+    """Leaves used in a random order: evict(k) frees the least recently used leaves, just enough of them."""
+    r = rng()
+    p = r.choice([1, 3])
+    c = cache(p)
+    leaves = []
+    for i in range(6):
+        n = p * r.randint(1, 4)
+        toks = [100 * (i + 1) + j for j in range(n)]
+        put(c, toks, 1000 * i)
+        leaves.append((toks, 1000 * i))
+    order = list(range(6))
+    r.shuffle(order)
+    for i in order:  # use each leaf once more, in this order: order[0] is now the least recently used
+        c.match_prefix(leaves[i][0])
+    k = r.randint(2, 7)
+    want, freed_pages = [], 0
+    for i in order:
+        if freed_pages >= k:
+            break
+        toks, first = leaves[i]
+        want += pages_of(first, len(toks), p)
+        freed_pages += len(toks) // p
+    got = evicted(c, k)
+    assert got == sorted(want), f"page size {p}: evict({k}) frees the least recently used leaves until {k} pages"
+    assert c.evictable_pages == sum(len(t) for t, _ in leaves) // p - len(want), "keep _total_pages up to date"
+
+
+def test_locked_leaves_stay():
+    """Locked leaves are never evicted, even when more pages are asked for than the others hold."""
+    r = rng()
+    c = cache()
+    seqs = [[10 * (i + 1) + j for j in range(r.randint(2, 5))] for i in range(5)]
+    for i, s in enumerate(seqs):
+        put(c, s, 100 * i)
+    keep = r.sample(range(5), 2)
+    for i in keep:
+        c.lock(c.match_prefix(seqs[i]).handle)
+    got = evicted(c, 1000)
+    want = sorted(100 * i + j for i in range(5) if i not in keep for j in range(len(seqs[i])))
+    assert got == want, "every unlocked leaf is freed, no locked one"
+    still = [c.match_prefix(seqs[i]).length for i in keep]
+    assert still == [len(seqs[i]) for i in keep], "the locked prefixes are still matched whole"
+
+
+def test_parents_become_leaves():
+    """P -> {X, Y}: evicting X and Y leaves P a childless unlocked leaf, which is evicted too when needed."""
+    r = rng()
+    c = cache()
+    trunk = [r.randrange(1, 50) for _ in range(4)]
+    put(c, trunk + [61, 62], 0)
+    put(c, trunk + [71, 72, 73], 10)
+    got = evicted(c, 6)
+    assert got == [0, 1, 2, 3, 4, 5, 14, 15, 16], "X (2 pages), Y (3), then their parent P (4): 9 pages for 6 asked"
+    empty = (c.evictable_pages, c.cached_pages, c._root.children)
+    assert empty == (0, [], {}), "(evictable, cached pages, root's children): the tree is empty"
+
+
+def test_locked_parent_stays():
+    """A parent that a running request locks is not evicted after its children are."""
+    c = cache()
+    put(c, [1, 2, 3, 4, 5], 0)
+    put(c, [1, 2, 3, 8, 9], 10)
+    c.lock(c.match_prefix([1, 2, 3]).handle)
+    got = evicted(c, 100)
+    assert got == [3, 4, 13, 14], "both children go; the locked parent [1, 2, 3] stays"
+    kept = c.match_prefix([1, 2, 3, 4]).length
+    assert kept == 3, "the locked parent is still matched; its evicted child is not"
+
+
+def test_evict_nothing():
+    """evict(0) frees nothing; an empty cache frees nothing."""
+    c = cache()
+    put(c, [4, 5, 6], 0)
+    got = (evicted(c, 0), evicted(cache(), 4))
+    assert got == ([], []), "(evict(0), evict on an empty cache)"
+    assert c.evictable_pages == 3
+
+
+def build_and_evict(ops, p):
+    """Apply ('insert', tokens, slot) / ('match', tokens) / ('evict', n) ops; the freed pages of each evict."""
+    c, out = cache(p), []
+    for op in ops:
+        if op[0] == "insert":
+            put(c, op[1], op[2])
+        elif op[0] == "match":
+            c.match_prefix(list(op[1]))
+        else:
+            out.append(evicted(c, op[1]))
+    return out, sorted(c.cached_pages), c.evictable_pages
+
+
+def test_random_trees_as_the_engine():
+    """Random inserts, matches and evictions on branching trees: each eviction frees what the engine's frees."""
+    r = rng()
+    p = r.choice([1, 3])
+    base = [r.randrange(1, 20) for _ in range(15)]
+    ops, slot = [], 0
+    for _ in range(14):
+        x = r.random()
+        toks = base[: r.randint(0, 15)] + [r.randrange(20, 60) for _ in range(r.randint(p, 6))]
+        if x < 0.5:
+            ops.append(("insert", toks, slot))
+            slot += 100
+        elif x < 0.75:
+            ops.append(("match", toks))
+        else:
+            ops.append(("evict", r.randint(1, 5)))
+    ops.append(("evict", 1000))
+    got = build_and_evict(ops, p)
+    want = expected(build_and_evict, ops, p)
+    assert got == want, f"page size {p}: (pages freed by each evict, cached pages, evictable pages)"
+
+
+def run_small_pool(prompts, max_tokens):
+    with engine(None, num_page_override=40) as llm:
+        out = llm.generate([list(q) for q in prompts], [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens])
+        sc = llm.scheduler
+        return [o["token_ids"] for o in out], sc.cache_manager.hit_tokens, sc.check_integrity()
+
+
+def test_engine_small_pool():
+    """The tiny model, 40 pages, many prompts: allocations evict finished prompts; the engine's tokens and hits."""
+    r = rng()
+    prompts = hidden_prompts(7, 6, 12, r=r)
+    prompts += [prompts[0][:5] + [3, 4], prompts[-1][:6] + [5]]
+    max_tokens = [r.randint(6, 12) for _ in prompts]
+    tokens, hits, errors = run_small_pool(prompts, max_tokens)
+    assert errors == [], "every page must be free, cached or held (Scheduler.check_integrity)"
+    want = expected(lambda: run_small_pool(prompts, max_tokens)[:2])
+    assert (tokens, hits) == want, "(tokens, prefix-cache hit tokens) differ from the engine's"

@@ -1,0 +1,23 @@
+"""lock adds a node's pages to _locked_pages at every lock, not only when it becomes locked."""
+
+
+class RadixPrefixCache:
+    def lock(self, handle):
+        node = handle
+        while node is not None and node is not self._root:
+            self._locked_pages += len(node.key) // self.page_size
+            node.lock_ref += 1
+            node = node.parent
+
+    def unlock(self, handle):
+        node = handle
+        while node is not None and node is not self._root:
+            assert node.lock_ref > 0, "unlock without lock"
+            node.lock_ref -= 1
+            if node.lock_ref == 0:
+                self._locked_pages -= len(node.key) // self.page_size
+            node = node.parent
+
+    @property
+    def evictable_pages(self):
+        return self._total_pages - self._locked_pages

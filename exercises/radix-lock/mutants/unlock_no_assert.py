@@ -1,0 +1,23 @@
+"""unlock never checks: unlocking an unlocked node silently makes its count negative."""
+
+
+class RadixPrefixCache:
+    def lock(self, handle):
+        node = handle
+        while node is not None and node is not self._root:
+            if node.lock_ref == 0:
+                self._locked_pages += len(node.key) // self.page_size
+            node.lock_ref += 1
+            node = node.parent
+
+    def unlock(self, handle):
+        node = handle
+        while node is not None and node is not self._root:
+            node.lock_ref -= 1
+            if node.lock_ref == 0:
+                self._locked_pages -= len(node.key) // self.page_size
+            node = node.parent
+
+    @property
+    def evictable_pages(self):
+        return self._total_pages - self._locked_pages

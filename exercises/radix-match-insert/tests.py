@@ -1,0 +1,204 @@
+"""Tests for radix-match-insert: RadixPrefixCache._split, _walk, match_prefix and insert, checked through
+matches, the tree's shape, and the engine's own lock, unlock and evict."""
+
+import torch
+
+from judge.testing import expected, rng
+from minisgl.kvcache.radix import RadixPrefixCache
+
+
+def cache(p: int = 1) -> RadixPrefixCache:
+    return RadixPrefixCache(p, torch.device("cpu"))
+
+
+def slots(start: int, n: int) -> torch.Tensor:
+    return torch.arange(start, start + n, dtype=torch.int32)
+
+
+def shape(c: RadixPrefixCache) -> list:
+    """The tree as plain data: [(key, subtree), ...] sorted, from the root down."""
+    def walk(node):
+        return sorted((tuple(ch.key), walk(ch)) for ch in node.children.values())
+    return walk(c._root)
+
+
+def match(c: RadixPrefixCache, tokens) -> tuple:
+    m = c.match_prefix(list(tokens))
+    return m.length, m.indices.tolist(), str(m.indices.dtype)
+
+
+def apply(ops, p):
+    """Run a list of ('insert', tokens, first_slot) / ('match', tokens) on a fresh cache: (results, tree shape)."""
+    c, out = cache(p), []
+    for op in ops:
+        if op[0] == "insert":
+            out.append(c.insert(list(op[1]), slots(op[2], len(op[1]))))
+        else:
+            out.append(match(c, op[1])[:2])
+    return out, shape(c)
+
+
+# ------------------------------------------------------------------------------------------- examples
+
+def test_example_match_after_insert():
+    """Insert [1..5] with slots 10..14: [1, 2, 3, 9] matches 3 tokens; [7] matches nothing."""
+    c = cache()
+    first = c.insert([1, 2, 3, 4, 5], slots(10, 5))
+    assert first == 0, "nothing was cached before: insert returns 0"
+    got = match(c, [1, 2, 3, 9])
+    assert got == (3, [10, 11, 12], "torch.int32"), "(length, slots, dtype) of the match"
+    none = match(c, [7])
+    assert none == (0, [], "torch.int32"), "no match: length 0 and an empty int32 tensor"
+    handle_is_root = c.match_prefix([7]).handle is c._root
+    assert handle_is_root, "no match: the handle is the root"
+
+
+def test_example_split():
+    """Insert [1..5], then [1, 2, 3, 8, 9]: the first node is split after [1, 2, 3]."""
+    c = cache()
+    c.insert([1, 2, 3, 4, 5], slots(10, 5))
+    n = c.insert([1, 2, 3, 8, 9], slots(20, 5))
+    assert n == 3, "the first 3 tokens were already cached"
+    got = shape(c)
+    assert got == [((1, 2, 3), [((4, 5), []), ((8, 9), [])])], "root -> [1, 2, 3] -> {[4, 5], [8, 9]}"
+    both = (match(c, [1, 2, 3, 8, 9])[1], match(c, [1, 2, 3, 4, 5])[1])
+    assert both == ([10, 11, 12, 23, 24], [10, 11, 12, 13, 14]), "the shared prefix keeps the first slots"
+
+
+# ------------------------------------------------------------------------------------------- hidden
+
+def test_whole_pages_only():
+    """Page size 3: a query sharing 2 pages and 2 more tokens matches 6 tokens, not 8."""
+    r = rng()
+    c = cache(3)
+    toks = [r.randrange(1, 500) for _ in range(12)]
+    c.insert(toks, slots(30, 12))
+    q = toks[:8] + [999]
+    got = match(c, q)
+    assert got == (6, list(range(30, 36)), "torch.int32"), "only whole pages match (6 tokens)"
+    tail = match(c, toks[:11])
+    assert tail[0] == 9, "a query of 11 tokens matches at most its 3 whole pages"
+    new = [r.randrange(500, 900) for _ in range(5)]
+    n = c.insert(toks[:6] + new, slots(60, 11))
+    assert n == 6, "insert: the first 2 pages were cached (the 11 tokens give 3 whole pages)"
+    got = shape(c)
+    want = [(tuple(toks[:6]), sorted([(tuple(toks[6:9]), [(tuple(toks[9:12]), [])]), (tuple(new[:3]), [])]))]
+    assert got == want, ("the matches split the node after pages 2 and 3; the insert adds one leaf of the one "
+                         "whole new page (the last 2 tokens are not a page)")
+
+
+def test_random_matches_against_a_model():
+    """Random inserts sharing prefixes, page size 1 or 3: each query's length and slots as the rules say."""
+    r = rng()
+    p = r.choice([1, 3])
+    c = cache(p)
+    base = [r.randrange(1, 50) for _ in range(15)]
+    seqs = []
+    for i in range(6):
+        cut = r.randint(0, 12)
+        s = base[:cut] + [r.randrange(1, 50) for _ in range(r.randint(1, 9))]
+        first = 100 * (i + 1)
+        c.insert(s, slots(first, len(s)))
+        seqs.append((s, first))
+
+    def common(a, b):
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return n - n % p
+
+    for _ in range(8):
+        q = base[: r.randint(0, 15)] + [r.randrange(1, 50) for _ in range(r.randint(0, 4))]
+        length = max([common(s, q) for s, _ in seqs] + [0])
+        want = []
+        for i in range(length):  # slot i comes from the first sequence inserted that covers it
+            s, first = next((s, f) for s, f in seqs if common(s, q) > i)
+            want.append(first + i)
+        got = match(c, q)
+        assert got == (length, want, "torch.int32"), f"page size {p}: query {q}: (length, slots, dtype)"
+
+
+def test_tree_shape_as_the_engine():
+    """A random sequence of inserts and matches (which split nodes too): the same results and tree as the engine's."""
+    r = rng()
+    p = r.choice([1, 3])
+    base = [r.randrange(1, 30) for _ in range(18)]
+    ops = []
+    for i in range(9):
+        toks = base[: r.randint(0, 18)] + [r.randrange(1, 30) for _ in range(r.randint(0, 6))]
+        ops.append(("insert", toks, 100 * i) if r.random() < 0.6 else ("match", toks))
+    got = apply(ops, p)
+    want = expected(apply, ops, p)
+    assert got == want, f"page size {p}: (the result of each operation, the tree's shape)"
+
+
+def test_handle_covers_exactly_the_match():
+    """A match that ends inside a node splits it: locking the handle locks only the matched pages."""
+    r = rng()
+    c = cache(3)
+    toks = [r.randrange(1, 500) for _ in range(15)]
+    c.insert(toks, slots(0, 15))
+    k = r.randint(1, 4)
+    m = c.match_prefix(toks[: 3 * k] + [0])
+    c.lock(m.handle)
+    got = (m.length, c.evictable_pages)
+    assert got == (3 * k, 5 - k), "(matched, evictable pages after locking the handle): the rest of the node stays free"
+    key_len = len(m.handle.key)
+    assert key_len == 3 * k, "the handle is the upper half of the split node: exactly the matched tokens"
+
+
+def test_split_keeps_the_locks():
+    """A locked node split by a later insert: the lock is on both halves, and unlocking works."""
+    r = rng()
+    c = cache()
+    a = [r.randrange(1, 500) for _ in range(8)]
+    c.insert(a, slots(0, 8))
+    h = c.match_prefix(a).handle
+    c.lock(h)
+    cut = r.randint(2, 6)
+    c.insert(a[:cut] + [777, 778], slots(50, cut + 2))
+    try:
+        c.unlock(h)
+        err = ""
+    except AssertionError as e:
+        err = f"AssertionError: {e}"
+    assert err == "", "after the split the upper half must carry the lock_ref of the node it came from"
+    got = c.evictable_pages
+    assert got == 10, "everything (8 + 2 tokens) is evictable once unlocked"
+
+
+def test_match_refreshes_lru():
+    """A match counts as a use: after matching X, evicting one entry drops Y, inserted later but used less recently."""
+    r = rng()
+    c = cache()
+    x = [r.randrange(1, 200) for _ in range(5)]
+    y = [r.randrange(200, 400) for _ in range(4)]
+    c.insert(x, slots(0, 5))
+    c.insert(y, slots(10, 4))
+    c.match_prefix(x + [5])
+    freed = sorted(c.evict(1))
+    assert freed == [10, 11, 12, 13], "X was used last (match_prefix sets last_access): Y is evicted first"
+
+
+def test_insert_returns_what_was_cached():
+    """insert returns the cached part; inserting again adds nothing; the page count follows."""
+    r = rng()
+    c = cache(3)
+    a = [r.randrange(1, 500) for _ in range(r.randint(6, 9))]
+    b = a[:6] + [r.randrange(1, 500) for _ in range(r.randint(3, 8))]
+    got = [c.insert(a, slots(0, len(a))), c.insert(b, slots(40, len(b))), c.insert(b, slots(80, len(b)))]
+    want_b = len(b) - len(b) % 3
+    assert got == [0, 6, want_b], "insert returns how many of the (whole-page) tokens were already cached"
+    pages = (len(c.cached_pages), c.evictable_pages)
+    want_pages = (len(a) // 3 + (want_b - 6) // 3,) * 2
+    assert pages == want_pages, "(cached pages, evictable pages): keep _total_pages up to date"
+
+
+def test_insert_copies_the_slots():
+    """The cache keeps its own copy of the slots: changing the caller's tensor later changes nothing."""
+    c = cache()
+    row = torch.arange(40, 47, dtype=torch.int32)
+    c.insert([4, 5, 6, 7, 8, 9, 10], row[:7])
+    row.fill_(3)
+    got = match(c, [4, 5, 6, 7, 8, 9, 10])[1]
+    assert got == [40, 41, 42, 43, 44, 45, 46], "the page-table row was reused: the cache must have copied it"

@@ -1,0 +1,18 @@
+"""add_after_forward only looks at chunked: a request with no room left keeps running."""
+
+
+class DecodeManager:
+    def add_after_forward(self, reqs):
+        for req in reqs:
+            if not req.chunked:
+                self.running[req.uid] = req
+            else:
+                self.running.pop(req.uid, None)
+
+    def remove(self, req):
+        self.running.pop(req.uid, None)
+
+    def schedule_next_batch(self):
+        if not self.running:
+            return None
+        return Batch(reqs=list(self.running.values()), phase="decode")

@@ -1,0 +1,178 @@
+"""Tests for torch-attn-forward: what is stored where, each request's output, then the tiny model."""
+
+import random
+
+import torch
+
+from judge.testing import PROMPT_IDS, engine, expected, generate, hidden_prompts, rng
+from minisgl.attention.torch_backend import TorchAttnBackend
+from minisgl.core import Batch, Context, Req, set_global_ctx
+from minisgl.kvcache import KVCachePool
+
+CPU = torch.device("cpu")
+LAYERS, SLOTS, ROWS, WIDTH = 3, 300, 7, 30
+
+
+def tensor(g, *shape) -> torch.Tensor:
+    n = 1
+    for s in shape:
+        n *= s
+    return torch.tensor([round(g.uniform(-1.5, 1.5), 4) for _ in range(n)], dtype=torch.float32).reshape(*shape)
+
+
+def setup(g, hq: int, hkv: int, d: int):
+    """A KV pool whose every slot holds old random values, a page table of distinct random slots, a backend."""
+    pool = KVCachePool(LAYERS, SLOTS - 1, 1, hkv, d, torch.float32, CPU)
+    pool._k[:] = tensor(g, LAYERS, SLOTS, hkv, d)
+    pool._v[:] = tensor(g, LAYERS, SLOTS, hkv, d)
+    slots = list(range(SLOTS))
+    g.shuffle(slots)
+    table = torch.tensor(slots[: ROWS * WIDTH], dtype=torch.int32).reshape(ROWS, WIDTH)
+    be = TorchAttnBackend(hq, hkv, d, table, CPU)
+    return pool, be
+
+
+def make_batch(be, reqs, phase):
+    batch = Batch(reqs=reqs, phase=phase)
+    batch.out_loc = torch.tensor([int(be.page_table[r.table_idx, j]) for r in reqs
+                                  for j in range(r.cached_len, r.device_len)], dtype=torch.int32)
+    be.prepare_metadata(batch)  # the engine's own metadata
+    return batch
+
+
+def request(row, cached, device):
+    r = Req(input_ids=[3] * device, table_idx=row, cached_len=cached, output_len=4, uid=row)
+    r.device_len = device
+    return r
+
+
+def random_reqs(g, decode: bool):
+    out = []
+    for row in g.sample(range(ROWS), g.randint(2, 4)):
+        cached = g.randint(0 if not decode else 1, 12)
+        out.append(request(row, cached, cached + (1 if decode else g.randint(1, 8))))
+    return out
+
+
+def naive_attend(q, k, v, scale):
+    """Causal (bottom-right) GQA attention, written out (the test's own)."""
+    n, hq, d = q.shape
+    L, hkv = k.shape[0], k.shape[1]
+    out = torch.zeros(n, hq, d)
+    for h in range(hq):
+        kv = h // (hq // hkv)
+        s = (q[:, h] @ k[:, kv].T) * scale
+        allowed = torch.arange(L)[None, :] <= torch.arange(L - n, L)[:, None]
+        s = s.masked_fill(~allowed, float("-inf"))
+        out[:, h] = torch.softmax(s, dim=-1) @ v[:, kv]
+    return out
+
+
+def run_forward(g, hq, hkv, d, decode):
+    pool, be = setup(g, hq, hkv, d)
+    reqs = random_reqs(g, decode)
+    batch = make_batch(be, reqs, "decode" if decode else "prefill")
+    t = sum(r.extend_len for r in reqs)
+    q, k, v = tensor(g, t, hq, d), tensor(g, t, hkv, d), tensor(g, t, hkv, d)
+    layer = g.randrange(LAYERS)
+    before_k, before_v = pool._k.clone(), pool._v.clone()
+    set_global_ctx(Context(1, pool, be))
+    try:
+        out = be.forward(q, k, v, layer, batch)
+    finally:
+        set_global_ctx(None)
+    return pool, be, reqs, batch, (q, k, v, layer), (before_k, before_v), out
+
+
+def check(g, hq, hkv, d, decode, what):
+    pool, be, reqs, batch, (q, k, v, layer), (before_k, before_v), out = run_forward(g, hq, hkv, d, decode)
+    loc = batch.out_loc.long()
+    stored = torch.equal(pool._k[layer][loc], k) and torch.equal(pool._v[layer][loc], v)
+    assert stored, f"{what}: k and v must be stored at batch.out_loc in layer {layer} of the KV pool"
+    others = [i for i in range(LAYERS) if i != layer]
+    untouched = torch.equal(pool._k[others], before_k[others]) and torch.equal(pool._v[others], before_v[others])
+    assert untouched, f"{what}: only layer {layer} of the KV pool may be written"
+    assert list(out.shape) == list(q.shape), f"{what}: the output is [T, Hq, D] = {list(q.shape)}"
+    start = 0
+    for i, r in enumerate(reqs):
+        n = r.extend_len
+        slots = be.page_table[r.table_idx, : r.device_len].long()
+        want = naive_attend(q[start : start + n], pool._k[layer][slots], pool._v[layer][slots], be.scale)
+        got = out[start : start + n]
+        ok = bool(torch.allclose(got, want, atol=1e-5))
+        why = ""
+        if not ok:
+            qs, kv_rows = q[start : start + n], slice(start, start + n)
+            row_i = be.page_table[i, : r.device_len].long()
+            mistakes = [
+                (before_k[layer][slots], before_v[layer][slots], "it read the keys before they were stored"),
+                (k[kv_rows], v[kv_rows], "it attended over the batch's new keys only, not its cached positions"),
+                (pool._k[layer][row_i], pool._v[layer][row_i],
+                 "its slots came from the engine's page-table row i, not the metadata's row i"),
+                (pool._k[0][slots], pool._v[0][slots], "it read layer 0's cache instead of layer_id's"),
+                (pool._k[layer][slots[:n]], pool._v[layer][slots[:n]],
+                 "it attended over extend_len keys instead of cache_seqlens"),
+            ]
+            why = "its queries must attend over the keys/values at its page-table slots, after storing"
+            for kk, vv, reason in mistakes:
+                if list(kk.shape)[0] >= n and torch.allclose(got, naive_attend(qs, kk, vv, be.scale), atol=1e-5):
+                    why = reason
+                    break
+        assert ok, (f"{what}: request {i} (rows {start}:{start + n}, {r.device_len} keys, {r.cached_len} "
+                    f"of them cached before) attends wrongly: {why}")
+        start += n
+
+
+def test_example_prefill_after_a_prefix():
+    """Two prefills (one after a reused prefix), GQA 4/2: stored at out_loc, each request's output."""
+    check(random.Random(1), 4, 2, 6, False, "prefill")
+
+
+def test_example_decode():
+    """A decode batch: one new token per request, attending over all its cached keys and itself."""
+    check(random.Random(2), 4, 2, 6, True, "decode")
+
+
+def test_random_prefills():
+    """Random prefill batches and head counts (MHA, GQA, MQA)."""
+    g = rng()
+    for hq, hkv in ((3, 3), (6, 2), (4, 1)):
+        check(g, hq, hkv, g.choice([5, 7]), False, f"prefill, heads {hq}/{hkv}")
+
+
+def test_random_decodes():
+    """Random decode batches."""
+    g = rng()
+    for hq, hkv in ((4, 2), (2, 1)):
+        check(g, hq, hkv, g.choice([5, 7]), True, f"decode, heads {hq}/{hkv}")
+
+
+def test_like_the_engine():
+    """A random prefill batch: the output equals the engine's forward on the same pool and batch."""
+    g = rng()
+    pool, be, reqs, batch, (q, k, v, layer), _, out = run_forward(g, 4, 2, 6, False)
+
+    def engine_forward():
+        set_global_ctx(Context(1, pool, be))
+        try:
+            return be.forward(q, k, v, layer, batch)
+        finally:
+            set_global_ctx(None)
+
+    assert torch.allclose(out, expected(engine_forward), atol=1e-5), "the output differs from the engine's"
+
+
+def run(prompts):
+    with engine() as llm:
+        return generate(llm, prompts, 5) + generate(llm, prompts, 3)
+
+
+def test_engine_tokens():
+    """The tiny model with your forward (prefills, reused prefixes, decodes): the engine's tokens."""
+    prompts = hidden_prompts(3, min_len=4, max_len=12)
+    assert run(prompts) == expected(run, prompts), "the tokens differ from the engine's"
+
+
+def test_engine_fixed_prompts():
+    """The fixed prompts: the engine's tokens."""
+    assert run(PROMPT_IDS[:4]) == expected(run, PROMPT_IDS[:4]), "the tokens differ from the engine's"

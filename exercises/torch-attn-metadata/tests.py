@@ -1,0 +1,149 @@
+"""Tests for torch-attn-metadata: the metadata of random batches, the last indices, the tiny model's tokens."""
+
+import torch
+
+from judge.testing import PROMPT_IDS, engine, expected, generate, hidden_prompts, rng
+from minisgl.attention.torch_backend import TorchAttnBackend
+from minisgl.core import Batch, Req, SamplingParams
+
+CPU = torch.device("cpu")
+ROWS, WIDTH = 9, 36
+
+
+def backend(g=None) -> TorchAttnBackend:
+    table = torch.arange(ROWS * WIDTH, dtype=torch.int32).reshape(ROWS, WIDTH) * 7 + 3
+    if g is not None:
+        flat = table.reshape(-1).tolist()
+        g.shuffle(flat)
+        table = torch.tensor(flat, dtype=torch.int32).reshape(ROWS, WIDTH)
+    return TorchAttnBackend(4, 2, 16, table, CPU)
+
+
+def request(row: int, cached: int, device: int) -> Req:
+    r = Req(input_ids=[9] * device, table_idx=row, cached_len=cached, output_len=4, uid=row)
+    r.device_len = device
+    return r
+
+
+def random_batch(g, phase: str, pad: bool | None = None) -> Batch:
+    rows = g.sample(range(ROWS - 1), g.randint(2, 6))
+    reqs = []
+    for row in rows:
+        cached = g.randint(0, 20)
+        reqs.append(request(row, cached, cached + (1 if phase == "decode" else g.randint(1, 12))))
+    batch = Batch(reqs=reqs, phase=phase)
+    if (g.random() < 0.5) if pad is None else pad:
+        dummy = Req(input_ids=[0], table_idx=ROWS - 1, cached_len=0, output_len=1, uid=-1)
+        batch.padded_reqs = reqs + [dummy] * g.randint(1, 3)
+    return batch
+
+
+def meta_of(be: TorchAttnBackend, batch: Batch) -> list:
+    be.prepare_metadata(batch)
+    m = batch.attn_metadata
+    return [m.cu_seqlens_q.tolist(), m.cache_seqlens.tolist(), m.page_table.tolist(), m.max_seqlen_q]
+
+
+def check(be: TorchAttnBackend, batch: Batch) -> None:
+    be.prepare_metadata(batch)
+    m = batch.attn_metadata
+    assert m is not None, "prepare_metadata must set batch.attn_metadata"
+    reqs = batch.padded_reqs
+    cu = [0]
+    for r in reqs:
+        cu.append(cu[-1] + r.extend_len)
+    for name in ("cu_seqlens_q", "cache_seqlens", "page_table"):
+        dtype = str(getattr(m, name).dtype)
+        assert dtype == "torch.int32", f"{name} must be int32, got {dtype}"
+    assert m.cu_seqlens_q.tolist() == cu, "cu_seqlens_q: 0, then the running total of extend_len (padded_reqs)"
+    assert m.cache_seqlens.tolist() == [r.device_len for r in reqs], "cache_seqlens: device_len of each request"
+    width = max(r.device_len for r in reqs)
+    assert list(m.page_table.shape) == [len(reqs), width], \
+        f"page_table: one row per request ({len(reqs)}), the first max(cache_seqlens) = {width} columns"
+    rows = [be.page_table[r.table_idx, :width].tolist() for r in reqs]
+    assert m.page_table.tolist() == rows, "page_table row i is the engine's page-table row of request i (table_idx)"
+    max_q = m.max_seqlen_q
+    assert isinstance(max_q, int) and max_q == max(r.extend_len for r in reqs), \
+        "max_seqlen_q: the largest extend_len, as an int"
+
+
+def test_example_prefill_and_decode():
+    """A 5-token prompt with 2 cached, then a decode with 7 cached: the metadata of the statement."""
+    be = backend()
+    batch = Batch(reqs=[request(3, 2, 5), request(1, 7, 8)], phase="prefill")
+    be.prepare_metadata(batch)
+    m = batch.attn_metadata
+    assert m.cu_seqlens_q.tolist() == [0, 3, 4], "cu_seqlens_q: 0, then the running total of the new tokens"
+    assert m.cache_seqlens.tolist() == [5, 8], "cache_seqlens: each request's device_len"
+    assert m.max_seqlen_q == 3, "max_seqlen_q: the largest extend_len"
+    assert list(m.page_table.shape) == [2, 8], "page_table: 2 rows, 8 columns (the longest request)"
+    assert m.page_table[0].tolist() == be.page_table[3, :8].tolist(), "page_table row 0 is the request's table row 3"
+    last = m.get_last_indices(2).tolist()
+    assert last == [2, 3], "the rows of each request's last new token"
+
+
+def test_example_checked_fields():
+    """The same batch through the full check (dtypes, shapes, every value)."""
+    check(backend(), Batch(reqs=[request(0, 0, 6), request(5, 3, 4), request(2, 10, 11)], phase="prefill"))
+
+
+def test_random_prefills():
+    """Random prefill batches (prefixes reused, some padded): every field."""
+    g = rng()
+    for i in range(6):
+        check(backend(g), random_batch(g, "prefill", pad=i % 2 == 0))
+
+
+def test_random_decodes():
+    """Random decode batches (one new token each, some padded): every field."""
+    g = rng()
+    for i in range(6):
+        check(backend(g), random_batch(g, "decode", pad=i % 2 == 1))
+
+
+def test_last_indices():
+    """get_last_indices(bs): int64 rows of each request's last new token, for the first bs requests only."""
+    g = rng()
+    be = backend(g)
+    batch = random_batch(g, "prefill")
+    be.prepare_metadata(batch)
+    cu = [0]
+    for r in batch.padded_reqs:
+        cu.append(cu[-1] + r.extend_len)
+    bs = batch.size
+    got = batch.attn_metadata.get_last_indices(bs)
+    assert str(got.dtype) == "torch.int64", f"the indices must be int64 (they index the hidden states), got {got.dtype}"
+    assert got.tolist() == [c - 1 for c in cu[1 : bs + 1]], "row of the last new token of each of the first bs requests"
+
+
+def test_like_the_engine():
+    """Random batches: the metadata equals the engine's."""
+    g = rng()
+    for phase in ("prefill", "decode"):
+        be, batch = backend(g), random_batch(g, phase)
+        got = meta_of(be, batch)
+        assert got == expected(meta_of, be, batch), f"a {phase} batch's metadata differs from the engine's"
+
+
+def run(prompts, graphs, max_tokens):
+    with engine(graphs) as llm:
+        params = [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens]
+        first = [list(o["token_ids"]) for o in llm.generate(prompts, params)]
+        second = generate(llm, prompts, 3)  # the prompts again: prefixes reused
+    return [first, second]
+
+
+def test_engine_tokens():
+    """The tiny model with graphs [1, 2, 4] (5 prompts of different lengths and max_tokens, so batches shrink and
+    are padded): the tokens equal the engine's."""
+    g = rng()
+    prompts = hidden_prompts(5, min_len=3, max_len=13)
+    max_tokens = [g.randint(2, 7) for _ in prompts]
+    got = run(prompts, [1, 2, 4], max_tokens)
+    assert got == expected(run, prompts, [1, 2, 4], max_tokens), "the tokens differ from the engine's"
+
+
+def test_engine_eager_fixed_prompts():
+    """The fixed prompts without graphs: the tokens equal the engine's."""
+    got = run(PROMPT_IDS, None, [4] * len(PROMPT_IDS))
+    assert got == expected(run, PROMPT_IDS, None, [4] * len(PROMPT_IDS)), "the tokens differ from the engine's"

@@ -1,0 +1,340 @@
+"""Trusted mode: a verdict that the learner's code cannot write.
+
+Three processes; the learner's code runs in only one of them:
+
+- the **referee** (this process) holds the plan: it draws the seed of the hidden inputs, starts the two
+  others, and decides the verdict from what they observed. It never runs the learner's code.
+- the **reference** process runs the exercise's tests with the engine's own code bound, on those
+  inputs, and reports every check it made: the expected values.
+- the **learner** process runs the same tests with the submission bound, on the same inputs. Its
+  engine is a copy in which the targets' bodies are gone (``raise NotImplementedError``): no reference
+  implementation exists in it to delegate to, steal or read from disk. Its copy of the exercise has
+  no solution, mutants or explanation. The submission must pass ``judge.screen`` first and runs with
+  restricted builtins. Expected values reach it only as ``HIDDEN``. Where the kernel allows, it runs in
+  its own PID, network and mount namespaces, with the repository hidden, everything but its scratch
+  folder read-only and every capability dropped (``judge.sandbox``). It reports observations, never a
+  verdict: the channel it writes to carries plain values, and the referee alone compares them.
+
+A test passes only if the learner's process ran it to the end and every check it made holds when the
+referee evaluates it, with the hidden sides taken from the reference's observations, and the checks
+ran as they did with the reference (the same lines, in the same order).
+
+The GPU runner does the same with each process in a Docker container: ``prepare_learner_tree`` builds
+what the learner's container mounts, ``decide`` turns the two event streams into the verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import random
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import sandbox
+from .checks import HIDDEN, Observation, Site, compare, contains
+from .exercise import CHAPTERS_FILE, REPO_ROOT, Exercise
+from .explain import describe_check
+from .isolation import ChildSpec, Job, Limits, Outcome, _python_path, local_spec, run_batch
+from .verdict import MESSAGE_CAP, TestResult, Trust, Verdict, cap
+
+JUDGE_DIR = Path(__file__).resolve().parent
+PUBLIC_FILES = ("exercise.toml", "statement.md", "starter.py", "tests.py")  # what the learner's copy holds
+REFEREE_MEASURES = ["screen", "no-reference", "referee", "hidden-inputs"]
+
+
+# ----------------------------------------------------------------------------------------------
+# the learner's tree: a redacted engine, the judge, the exercise's public files
+
+
+def redact(source: str, names: set[tuple[str | None, str]], why: str) -> str:
+    """``source`` with the bodies of the functions ``names`` ((class or None, name)) replaced by a
+    ``raise NotImplementedError``; line numbers are kept (the rest of the body becomes blank lines)."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    spans: list[tuple[int, int, int]] = []  # (first body line, last line, indent) 1-based
+
+    def visit(body: list[ast.stmt], owner: str | None) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef) and owner is None:
+                visit(node.body, node.name)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (owner, node.name) in names:
+                first = node.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(node.body) > 1:
+                    first = node.body[1]  # keep the docstring
+                spans.append((first.lineno, node.end_lineno or first.lineno, first.col_offset))
+
+    visit(tree.body, None)
+    for start, end, indent in sorted(spans, reverse=True):
+        lead = lines[start - 1][:indent]  # blank, or `def f(x): ` when the body starts on the def line
+        lines[start - 1] = lead + f"raise NotImplementedError({why!r})\n"
+        for i in range(start, end):
+            lines[i] = "\n"
+    return "".join(lines)
+
+
+@dataclass
+class LearnerTree:
+    root: Path  # everything below is read-only for the learner's process, but scratch/
+    scratch: Path  # its working directory and temporary folder
+    exercise_path: Path
+
+    @property
+    def code(self) -> Path:
+        return self.root / "code"
+
+
+def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
+    """Build, under ``root``, what the learner's process sees: ``code/minisgl`` (the engine, the targets'
+    bodies removed), ``code/judge``, ``exercises/<slug>`` (public files only) and ``scratch/``."""
+    root = Path(root)
+    code = root / "code"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for package in sorted({"minisgl"} | {t.module.split(".")[0] for t in exercise.targets}):
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError(f"the engine package {package!r} of the exercise's targets cannot be found")
+        shutil.copytree(list(spec.submodule_search_locations)[0], code / package, ignore=ignore)
+    shutil.copytree(JUDGE_DIR, code / "judge", ignore=ignore)
+    why = "the engine's own code for this target is not available in trusted judging"
+    by_module: dict[str, set[tuple[str | None, str]]] = {}
+    for t in exercise.targets:
+        by_module.setdefault(t.module, set()).add((t.owner, t.name))
+    for module, names in by_module.items():
+        parts = module.split(".")
+        path = code.joinpath(*parts).with_suffix(".py")
+        if not path.is_file():
+            path = code.joinpath(*parts, "__init__.py")
+        path.write_text(redact(path.read_text(encoding="utf-8"), names, why), encoding="utf-8")
+    ex = root / "exercises" / exercise.slug
+    ex.mkdir(parents=True)
+    for name in PUBLIC_FILES:
+        shutil.copyfile(exercise.path / name, ex / name)
+    (ex / "explanation.md").write_text("(shown after solving; not available while judging)\n", encoding="utf-8")
+    shutil.copyfile(exercise.path.parent / CHAPTERS_FILE, root / "exercises" / CHAPTERS_FILE)
+    scratch = root / "scratch"
+    scratch.mkdir()
+    return LearnerTree(root=root, scratch=scratch, exercise_path=ex)
+
+
+def _models_dir() -> str:
+    from minisgl.testing import tiny_models_dir
+
+    return str(tiny_models_dir())
+
+
+def learner_spec(tree: LearnerTree) -> ChildSpec:
+    """How the learner's process starts: the tree's code first, a minimal environment, and the sandbox
+    where the kernel allows it."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(tree.scratch),
+           "MINISGL_TEST_MODELS": _models_dir(), "MINISGL_EXERCISES": str(tree.exercise_path.parent)}
+    for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    python = _python_path()
+    measures = ["process", "python-isolated", "private-dir"]
+    spec = ChildSpec(sys_path=[str(tree.code)] + python, env=env, workdir=str(tree.scratch), measures=measures)
+    if sandbox.namespaces_available(trusted=True):
+        import sys
+
+        hide = [str(REPO_ROOT), "/root", "/home", "/tmp", "/var/tmp", "/srv", "/mnt", "/media", "/opt", "/run"]
+        hide += [str(Path(h).resolve()) for h in (os.environ.get("MINISGL_EXERCISES"),) if h]
+        keep = [sys.base_prefix, sys.prefix, *python, str(tree.root), _models_dir()]
+        spec.namespaces = True
+        spec.sandbox = {"writable": str(tree.scratch), "hide": hide, "keep": keep}
+        spec.measures = measures + ["pid-namespace", "net-namespace", "mount-sandbox", "no-capabilities"]
+    else:
+        spec.measures = measures + ["process-group"]
+    return spec
+
+
+# ----------------------------------------------------------------------------------------------
+# deciding
+
+
+def _message_text(source: str, line: int) -> str:
+    """The constant part of an assert's message (f-string fields kept as written)."""
+    try:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Assert) and node.lineno == line and node.msg is not None:
+                if isinstance(node.msg, ast.Constant):
+                    return str(node.msg.value)
+                if isinstance(node.msg, ast.JoinedStr):
+                    return "".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+                                   for v in node.msg.values)
+    except SyntaxError:
+        pass
+    return ""
+
+
+def _check_test(mine: list[dict], theirs: list[dict], tests_source: str, tests_file: str,
+                complete: bool) -> str | None:
+    """The first check of a test that does not hold (None: all hold). ``complete``: the learner's process
+    says the test ran to its end, so every check of the reference's must have run too. Otherwise the
+    test failed there anyway, and what matters is whether a check before that point failed already
+    (with an expected value, the learner's process cannot tell; local judging would have stopped there)."""
+    try:
+        got = [Observation.from_wire(d) for d in mine]
+        want = [Observation.from_wire(d) for d in theirs]
+    except (KeyError, TypeError, ValueError) as e:
+        return f"Your process reported checks the referee cannot read ({type(e).__name__}): this test does not count."
+    for i, w in enumerate(want):
+        if i >= len(got):
+            if not complete:
+                return None
+            return (f"The checks of this test stopped early: {len(got)} of the {len(want)} the reference makes ran "
+                    f"(the next one is at tests.py, line {w.line}).")
+        g = got[i]
+        if (g.line, g.op) != (w.line, w.op):
+            return (f"The checks ran differently from the reference's: check {i + 1} was at tests.py, line {g.line}, "
+                    f"where the reference's was at line {w.line}.")
+        left = w.left if contains(g.left, HIDDEN) else g.left
+        right = w.right if contains(g.right, HIDDEN) else g.right
+        try:
+            ok = compare(w.op, left, right, w.opts)
+        except (TypeError, ValueError) as e:
+            ok, note = False, f"(these values cannot be compared: {e})"
+        else:
+            note = ""
+        if not ok:
+            site = _site(tests_source, w)
+            return describe_check(site, left, right, _message_text(tests_source, w.line), {}, tests_source,
+                                  tests_file, note=note)
+    if len(got) > len(want) and complete:
+        return f"This test made {len(got)} checks where the reference makes {len(want)}: it ran differently."
+    return None
+
+
+def _site(source: str, obs: Observation) -> Site:
+    try:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Assert) and node.lineno == obs.line:
+                from .checks import rewrite_asserts
+
+                _, sites = rewrite_asserts(ast.Module(body=[node], type_ignores=[]), source)
+                if sites:
+                    return sites[0]
+    except SyntaxError:
+        pass
+    return Site(line=obs.line, op=obs.op, left="", right="")
+
+
+def decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: list[str]) -> Verdict:
+    """The verdict of a trusted judging, from the reference's and the learner's observations."""
+    ref, mine = reference.verdict, learner.verdict
+    trust = Trust(level="trusted", measures=sorted(set(measures) | set(REFEREE_MEASURES)))
+    v = Verdict(status="accepted", exercise=exercise.slug, mode=mine.mode, run=mine.run, seed=ref.seed,
+                trust=trust, env=mine.env, output=mine.output, metrics=dict(mine.metrics), ms=mine.ms)
+    if mine.status == "compile_error":
+        v.status, v.message = "compile_error", mine.message
+        return v.finalize()
+    if not ref.accepted:
+        v.status = "internal_error"
+        v.message = cap("The reference solution failed on this judging's inputs (an exercise bug, not yours): "
+                        f"{ref.status}: {ref.message or _first_problem(ref)}", MESSAGE_CAP)
+        return v.finalize()
+    if mine.status in ("runtime_error", "timeout", "internal_error") and not mine.tests:
+        v.status, v.message = mine.status, mine.message
+        if mine.status == "internal_error" and learner.reported:
+            # the learner's process says "internal error": it may have forged that; it is not ours to own
+            v.status = "runtime_error"
+            v.message = "Your process reported a failure of the judge, which the referee does not take on trust:\n" \
+                        + mine.message
+        return v.finalize()
+    v.message = mine.message
+    tests_source = exercise.tests_path.read_text(encoding="utf-8")
+    reported = {t.name: t for t in mine.tests}
+    for want in ref.tests:
+        got = reported.get(want.name)
+        result = TestResult(name=want.name, status="pass", doc=want.doc, visible=want.visible)
+        if want.status == "skip":
+            result.status, result.message = "skip", want.message
+        elif got is None:
+            result.status = "error"
+            result.message = "Your process did not report this test (it ended, or its report was incomplete)."
+        elif got.status == "skip":
+            if got.message.startswith("Not run"):  # the learner's process ended in an earlier test
+                result.status, result.message = "skip", got.message
+            else:
+                result.status, result.message = "error", "Your process skipped this test; the reference ran it."
+        else:
+            result.status, result.message, result.output, result.ms = got.status, got.message, got.output, got.ms
+            why = _check_test(learner.checks.get(want.name, []), reference.checks.get(want.name, []),
+                              tests_source, str(exercise.tests_path), complete=got.status == "pass")
+            if why:
+                result.status, result.message = "fail", cap(why, MESSAGE_CAP)
+        v.tests.append(result)
+    return v.finalize()
+
+
+def _first_problem(v: Verdict) -> str:
+    for t in v.tests:
+        if t.status not in ("pass", "skip"):
+            return f"{t.name}: {(t.message.splitlines() or [''])[0][:300]}"
+    return ""
+
+
+# ----------------------------------------------------------------------------------------------
+# the local referee: two child processes on this machine
+
+
+def prescreen(exercise: Exercise, source: str, filename: str, mode: str, run_only: bool) -> Verdict | None:
+    """The screen, run here before any process starts (compiling runs nothing of the submission); the
+    learner's process screens again. A ``compile_error`` verdict, or None when the file may run."""
+    from .submission import CompileError, compile_submission
+
+    try:
+        compile_submission(source, filename, True, {t.owner for t in exercise.targets if t.owner},
+                           tuple(exercise.trusted_imports))
+    except CompileError as e:
+        v = Verdict(status="compile_error", exercise=exercise.slug, mode=mode, run=run_only, message=str(e),
+                    trust=Trust(level="trusted", measures=["screen", "referee"]))
+        return v.finalize()
+    return None
+
+
+def judge_trusted(exercise: Exercise, source: str, *, filename: str = "submission.py", mode: str = "local",
+                  run_only: bool = False, seed: int | None = None, limits: Limits | None = None) -> Verdict:
+    """Judge one submission in trusted mode on this machine (see the module's docstring)."""
+    refused = prescreen(exercise, source, filename, mode, run_only)
+    if refused is not None:
+        return refused
+    return judge_trusted_batch(exercise, [(source, filename)], mode=mode, run_only=run_only, seed=seed,
+                               limits=limits)[0]
+
+
+def judge_trusted_batch(exercise: Exercise, submissions: list[tuple[str, str]], *, mode: str = "local",
+                        run_only: bool = False, seed: int | None = None, limits: Limits | None = None) -> list[Verdict]:
+    """Several submissions of one exercise against one reference run (the same hidden inputs for all: for
+    an author's own files, as ``check`` judges them; a learner's submission is judged alone)."""
+    seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+    limits = limits or Limits.for_exercise(exercise, mode)
+    t0 = time.monotonic()
+    results: dict[str, list[Outcome]] = {}
+    with tempfile.TemporaryDirectory(prefix="judge-trusted-") as tmp:
+        os.chmod(tmp, 0o755)
+        tree = prepare_learner_tree(exercise, tmp)
+        spec = learner_spec(tree)
+        ref_job = Job(exercise, None, "reference.py", mode, run_only, seed, role="reference")
+        jobs = [Job(exercise, src, name, mode, run_only, seed, role="learner", exercise_path=str(tree.exercise_path))
+                for src, name in submissions]
+
+        def run(key: str, js: list[Job], s: ChildSpec) -> None:
+            results[key] = run_batch(js, limits, s)
+
+        threads = [threading.Thread(target=run, args=("reference", [ref_job], local_spec())),
+                   threading.Thread(target=run, args=("learner", jobs, spec))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    reference = results["reference"][0]
+    verdicts = [decide(exercise, reference, outcome, spec.measures) for outcome in results["learner"]]
+    if len(verdicts) == 1:
+        verdicts[0].ms = round((time.monotonic() - t0) * 1000, 1)
+    return verdicts

@@ -1,0 +1,182 @@
+"""Linux walls around a judging child, where the kernel lets us build them.
+
+``namespace_prefix`` is the command that starts the child in new namespaces (util-linux ``unshare``):
+a PID namespace (every process the judging starts dies with it; ``/proc`` shows only its own), and in
+trusted mode a network namespace (no interface is up: no connection anywhere, 127.0.0.1 included) and a
+mount namespace. ``enter`` runs first thing in the child, before any of the learner's code: it hides
+the paths it must not see (the repository with the engine's source and the exercises' secrets, home
+folders, /tmp) under empty file systems, shows again what it needs (the interpreter, the site-packages,
+its private folder), makes every mount read-only except that folder, and drops every capability for
+good. Where namespaces are not available (no ``unshare``, or a kernel/container that refuses them),
+nothing here applies and the verdict's trust measures say so; the runner's Docker container is then
+the wall.
+
+Pure standard library (ctypes for mount and the capability calls).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import os
+import shutil
+import subprocess
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
+MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
+_FLAG_OPTS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
+              "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 24, 28, 38, 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+# NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, each locked: uid 0 never gets capabilities back, not even by exec
+SECUREBITS_LOCKED_DOWN = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
+_CAP_VERSION_3 = 0x20080522
+
+
+class SandboxError(OSError):
+    """A wall could not be built: the child must not run the learner's code without it."""
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise SandboxError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    _check(_libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+           f"mount {target}")
+
+
+@functools.cache
+def namespaces_available(trusted: bool) -> bool:
+    """Whether ``namespace_prefix(trusted)`` starts a process here (probed once: a fraction of a second)."""
+    if os.name != "posix" or shutil.which("unshare") is None:
+        return False
+    try:
+        return subprocess.run(namespace_prefix(trusted) + ["true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def namespace_prefix(trusted: bool) -> list[str]:
+    cmd = ["unshare", "--fork", "--kill-child", "--pid", "--mount-proc"]
+    if trusted:
+        cmd += ["--net"]  # --mount-proc implies --mount
+    if os.geteuid() != 0:
+        cmd += ["--map-root-user"]
+    return cmd
+
+
+def _mounts() -> list[tuple[str, set[str]]]:
+    """(mount point, options) of every mount this process sees, parents first."""
+    out = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        for line in f:
+            fields = line.split()
+            point = fields[4].encode().decode("unicode_escape")
+            out.append((point, set(fields[5].split(","))))
+    return out
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def enter(writable: str, hide: list[str], keep: list[str]) -> None:
+    """Called in a new mount namespace, as its root: hide ``hide``, show ``keep`` again (read-only),
+    make everything read-only but ``writable``, then drop every capability. Raises SandboxError."""
+    writable = os.path.realpath(writable)
+    hide = sorted({os.path.realpath(h) for h in hide if os.path.isdir(h)}, key=len)
+    keep = sorted({os.path.realpath(k) for k in keep + [writable] if os.path.exists(k)}, key=len)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    fds = {k: os.open(k, os.O_PATH) for k in keep if any(_under(k, h) for h in hide)}
+    for h in hide:
+        if any(_under(h, other) and h != other for other in hide):
+            continue  # already under a hidden parent
+        _mount("tmpfs", h, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for k, fd in fds.items():
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(k, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(k), exist_ok=True)
+            open(k, "a").close()  # noqa: SIM115 - a mount point for a file
+        _mount(f"/proc/self/fd/{fd}", k, None, MS_BIND | MS_REC)
+        os.close(fd)
+    for point, opts in _mounts():
+        if _under(point, writable) or "ro" in opts:
+            continue
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+        for name, bit in _FLAG_OPTS.items():
+            if name in opts:
+                flags |= bit
+        try:
+            _mount(None, point, None, flags)
+        except SandboxError:
+            pass  # shadowed by a hidden path, or a pseudo file system that refuses: checked below
+    for path in ["/"] + [k for k in keep if not _under(k, writable)]:
+        if not os.statvfs(path).f_flag & os.ST_RDONLY:
+            raise SandboxError(0, f"{path} is still writable")
+    _drop_capabilities()
+
+
+def _drop_capabilities() -> None:
+    libc = _libc()
+    try:
+        last = int(open("/proc/sys/kernel/cap_last_cap").read())
+    except (OSError, ValueError):
+        last = 40
+    for cap in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    _check(libc.prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED_DOWN, 0, 0, 0), "lock the securebits")
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    header, data = Header(_CAP_VERSION_3, 0), (Data * 2)()
+    _check(libc.capset(ctypes.byref(header), ctypes.byref(data)), "drop the capabilities")
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "set no_new_privs")
+
+
+def become_subreaper() -> bool:
+    """Orphans of our children are re-parented to this process (so they can be found and ended)."""
+    if not os.path.exists("/proc/self"):
+        return False
+    try:
+        return _libc().prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def orphans(exclude: set[int]) -> list[int]:
+    """Processes re-parented to this (subreaper) process, other than ``exclude`` (our live children)."""
+    me, found = os.getpid(), []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit() or int(name) in exclude:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            found.append(int(name))
+    return found

@@ -1,0 +1,131 @@
+"""Validating exercises (``practice/judge.py check``): what an exercise must be before learners see it.
+
+For each exercise, in every mode it lists that this machine can run:
+
+- the statement and the explanation are not empty; tests.py has a visible ``test_example*``;
+- at least ``MIN_MUTANTS`` known-wrong variants in ``mutants/``;
+- the reference (the engine's own code) is accepted, by Submit and by Run;
+- every alternative correct solution (``tests/fixtures/alt_solutions/<slug>*.py``) is accepted;
+- the starter and every mutant are rejected, and never with ``internal_error``;
+- in trusted mode (``trusted=True``) each of those files gets the same verdict as in local mode.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import random
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .exercise import REPO_ROOT, Exercise
+from .isolation import Job, judge_batch
+from .verdict import Verdict
+
+MIN_MUTANTS = 4
+ALT_DIR = REPO_ROOT / "tests" / "fixtures" / "alt_solutions"
+
+
+def alternatives(e: Exercise, folder: Path = ALT_DIR) -> list[Path]:
+    """The alternative correct solutions of an exercise: ``<slug>.py`` and ``<slug>--<name>.py``."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob(f"{e.slug}*.py") if p.stem == e.slug or p.stem.startswith(e.slug + "--"))
+
+
+@dataclass
+class Report:
+    exercise: Exercise
+    problems: list[str] = field(default_factory=list)
+    judged: int = 0  # judgings made
+    verdicts: dict[str, Verdict] = field(default_factory=dict)  # "<mode> <file>" -> verdict ("trusted ..." too)
+
+
+def _has_example(e: Exercise) -> bool:
+    try:
+        tree = ast.parse(e.tests_path.read_text(encoding="utf-8"))
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.FunctionDef) and n.name.startswith("test_example") for n in tree.body)
+
+
+def _why(v: Verdict) -> str:
+    if v.message:
+        return v.message.strip().splitlines()[0][:300]
+    bad = [t for t in v.tests if t.status not in ("pass", "skip")]
+    if bad:
+        return f"{bad[0].name}: " + (bad[0].message.strip().splitlines() or [""])[0][:300]
+    return ""
+
+
+def _cuda_here() -> bool:
+    if shutil.which("nvidia-smi") is None and not os.path.exists("/dev/nvidia0"):
+        return False
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = False) -> Report:
+    """Validate one exercise (see the module's docstring); ``report.problems`` empty means valid."""
+    report = Report(e)
+    problems = report.problems
+    if not e.statement.strip():
+        problems.append("statement.md is empty")
+    if not e.explanation.strip():
+        problems.append("explanation.md is empty")
+    if not _has_example(e):
+        problems.append("tests.py has no visible test_example* test")
+    mutants = e.mutant_paths
+    if len(mutants) < MIN_MUTANTS:
+        problems.append(f"only {len(mutants)} mutant(s) in mutants/ (at least {MIN_MUTANTS} expected)")
+    if modes is None:
+        modes = ["local"] + (["gpu"] if "gpu" in e.modes and _cuda_here() else [])
+    from .reference import reference_source
+
+    reference = reference_source(e)
+    files: list[tuple[str, str, str]] = [("reference", "reference.py", reference)]  # (kind, name, source)
+    files += [("alternative", f"alt_solutions/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
+    files += [("starter", "starter.py", e.starter)]
+    files += [("mutant", f"mutants/{m.name}", m.read_text(encoding="utf-8")) for m in mutants]
+    seed = random.SystemRandom().randrange(2**31)  # the same hidden inputs for every file, in both modes
+    for mode in modes:
+        if mode not in e.modes:
+            continue
+        jobs = [Job(e, src, name, mode, seed=seed) for _, name, src in files]
+        jobs.append(Job(e, reference, "reference.py", mode, True, seed=seed))
+        verdicts = judge_batch(jobs)
+        report.judged += len(jobs)
+        *per_file, ref_run = verdicts
+        for (kind, name, _), v in zip(files, per_file):
+            problems.extend(_judge_problem(kind, name, v, mode))
+            report.verdicts[f"{mode} {name}"] = v
+        report.verdicts[f"{mode} reference.py --run"] = ref_run
+        if not ref_run.accepted:
+            problems.append(f"[{mode}] the reference is not accepted by Run (--run): {ref_run.status}: {_why(ref_run)}")
+        if trusted:
+            from .referee import judge_trusted_batch
+
+            got = judge_trusted_batch(e, [(src, name) for _, name, src in files], mode=mode, seed=seed)
+            report.judged += len(files) + 1
+            for (_, name, _), local, v in zip(files, per_file, got):
+                report.verdicts[f"trusted {mode} {name}"] = v
+                if v.status != local.status:
+                    problems.append(f"[{mode}, trusted] {name} is {v.status} in trusted mode but {local.status} in "
+                                    f"local mode: {_why(v)}")
+                elif v.trust.level != "trusted":
+                    problems.append(f"[{mode}, trusted] {name}: the verdict says trust {v.trust.level!r}")
+    return report
+
+
+def _judge_problem(kind: str, name: str, v: Verdict, mode: str) -> list[str]:
+    if kind in ("reference", "alternative"):
+        return [] if v.accepted else [f"[{mode}] the {kind} {name} is not accepted: {v.status}: {_why(v)}"]
+    if v.accepted or v.status == "internal_error":
+        why = f": {_why(v)}" if v.status == "internal_error" else ""
+        return [f"[{mode}] {name} is {v.status} (it must fail, and not with an internal error){why}"]
+    return []

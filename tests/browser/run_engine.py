@@ -1,0 +1,35 @@
+"""The engine and the judge on the browser's torch (Python 3.12, numpy 2.0.2, no real torch): prints JSON.
+
+    .venv-browser/bin/python tests/browser/run_engine.py [exercise ...]
+"""
+
+import importlib.util
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
+LAYER = os.path.join(ROOT, "web", "browser")
+sys.path[:0] = [LAYER, ROOT, HERE]
+
+import browser_engine  # noqa: E402
+import numpy  # noqa: E402
+import safetensors  # noqa: E402 - the reader
+import torch  # noqa: E402 - the layer
+
+assert os.path.realpath(torch.__file__).startswith(LAYER), f"import torch gave {torch.__file__}, not the layer"
+assert os.path.realpath(safetensors.__file__).startswith(LAYER), safetensors.__file__
+assert importlib.util.find_spec("torch._C") is None, "real torch is importable here"
+
+t0 = time.perf_counter()
+engine = browser_engine.engine_tokens()
+sampled = browser_engine.sampled_tokens()
+chunked = browser_engine.chunked_tokens()
+t1 = time.perf_counter()
+judged = browser_engine.verdicts(sys.argv[1:] or None)
+t2 = time.perf_counter()
+json.dump({"numpy": numpy.__version__, "python": sys.version.split()[0], "torch": torch.__version__,
+           "engine": engine, "sampled": sampled, "chunked": chunked, "verdicts": judged,
+           "seconds": {"engine": round(t1 - t0, 2), "judge": round(t2 - t1, 2)}}, sys.stdout)

@@ -1,0 +1,74 @@
+"""The hostile suite: every submission of tests/hostile_cases.py judged in local and in trusted mode.
+
+In trusted mode none is accepted and none is an internal error; in local mode each gets its expected
+status, never an internal error; after each, nothing it started is still running; after each resource
+abuse, a correct submission is accepted at once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = ROOT / "tests" / "fixtures" / "hostile"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hostile_cases import CASES, TAG  # noqa: E402
+
+from judge.exercise import load_exercise  # noqa: E402
+from judge.isolation import Limits, judge_isolated  # noqa: E402
+from judge.referee import judge_trusted  # noqa: E402
+
+EXERCISE = load_exercise(HOSTILE / "exercises" / "hostile-bs-list")
+GOOD = (HOSTILE / "good.py").read_text()
+LIMITS = Limits(run_s=25, test_s=4)
+
+
+def leftovers() -> list[str]:
+    """Processes the submissions started (their command line carries TAG), still running."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if TAG in cmd and "pytest" not in cmd:
+            found.append(f"{pid}: {cmd[:80]}")
+    return found
+
+
+def test_the_suite_is_big_enough():
+    kinds = {c.kind for c in CASES}
+    assert len(CASES) >= 40 and {"resources", "leftovers", "forgery", "patching", "theft", "outside",
+                                 "network", "blame"} <= kinds
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_hostile_submission(case, monkeypatch):
+    for k, v in (case.env or {}).items():
+        monkeypatch.setenv(k, v)
+    local = judge_isolated(EXERCISE, case.source, filename=f"{case.name}.py", limits=LIMITS)
+    assert local.status in case.local, f"local: {local.status}: {local.message[:500]} " \
+        f"{[(t.name, t.status, t.message[:200]) for t in local.tests]}"
+    assert local.status != "internal_error"
+    assert leftovers() == [], "a process the submission started outlived its verdict (local mode)"
+    trusted = judge_trusted(EXERCISE, case.source, filename=f"{case.name}.py", limits=LIMITS)
+    assert trusted.status in case.trusted, f"trusted: {trusted.status}: {trusted.message[:500]} " \
+        f"{[(t.name, t.status, t.message[:200]) for t in trusted.tests]}"
+    assert trusted.status not in ("accepted", "internal_error") and trusted.trust.level == "trusted"
+    assert leftovers() == [], "a process the submission started outlived its verdict (trusted mode)"
+    if case.kind == "resources":
+        assert judge_isolated(EXERCISE, GOOD, limits=LIMITS).status == "accepted"
+        assert judge_trusted(EXERCISE, GOOD, limits=LIMITS).status == "accepted"
+
+
+def test_a_correct_submission_is_accepted_in_both_modes():
+    for judge in (judge_isolated, judge_trusted):
+        v = judge(EXERCISE, GOOD, limits=LIMITS)
+        assert v.status == "accepted", (judge.__name__, v.message, [(t.name, t.status, t.message) for t in v.tests])
