@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.exercise import ExerciseError, find_exercise
+from judge.isolation import Outcome as SideOutcome
 from judge.verdict import Verdict
 
 from .sandbox import ContainerLimits, ContainerResult, DockerSandbox, SandboxError
@@ -118,34 +120,71 @@ class Executor:
         return ContainerLimits(wall_s=time_limit + STARTUP_S, memory_mb=self.memory_mb, cpus=self.cpus,
                                gpu=slot.gpu_id if self.judge_mode(job, slot) == "gpu" else None)
 
-    def files_in(self, job: dict[str, Any], slot: Slot) -> dict[str, bytes]:
-        spec = {"exercise": job["exercise"], "mode": self.judge_mode(job, slot), "run": bool(job.get("run"))}
-        return {"job.json": json.dumps(spec).encode(), "submission.py": str(job["code"]).encode("utf-8")}
-
     def judge(self, job: dict[str, Any], slot: Slot, cancel: threading.Event) -> Outcome:
+        """Judge in the judge's trusted mode: the screen here first, then ``judge_sides``."""
+        from judge.referee import prescreen
+
         mode = self.judge_mode(job, slot)
         on = self.judged_on(job, slot)
         try:
-            find_exercise(str(job["exercise"]))
+            exercise = find_exercise(str(job["exercise"]))
         except (ExerciseError, KeyError):
             return Outcome(_verdict(job, "internal_error", f"This runner has no exercise {job.get('exercise')!r}: "
                                     "it is older than the site (not your fault).", mode), on)
-        limits = self.limits(job, slot)
+        code = str(job["code"])
+        refused = prescreen(exercise, code, "submission.py", mode, bool(job.get("run")))
+        if refused is not None:
+            return Outcome(refused.to_dict(), on)
+        spec = {"exercise": exercise.slug, "mode": mode, "run": bool(job.get("run")),
+                "seed": random.SystemRandom().randrange(2**31)}
         try:
-            res = self.run(JOB_ARGV, self.files_in(job, slot), limits, cancel)
+            verdict = self.judge_sides(exercise, spec, code, self.limits(job, slot), cancel)
         except SandboxError as e:
             return Outcome(None, on, handback=True, reason=str(e))
-        if res.cancelled:
+        if verdict is None:
             return Outcome(None, on, handback=True, reason="cancelled")
-        return Outcome(interpret(job, mode, res, limits), on)
+        return Outcome(verdict, on)
+
+    def judge_sides(self, exercise, spec: dict[str, Any], code: str, limits: ContainerLimits,
+                    cancel: threading.Event) -> dict[str, Any] | None:
+        """The verdict (None: cancelled)."""
+        raise NotImplementedError
 
     def run(self, argv: list[str], files_in: dict[str, bytes], limits: ContainerLimits,
-            cancel: threading.Event | None) -> ContainerResult:
+            cancel: threading.Event | None, mask: tuple[str, ...] = ()) -> ContainerResult:
         raise NotImplementedError
 
 
+def read_side(res: ContainerResult, job: dict[str, Any], limits: ContainerLimits, *, learner: bool) -> SideOutcome:
+    """One side's outcome from its container: the file its PID 1 wrote, else what happened to it."""
+    raw = res.files_out.get("outcome.json")
+    if res.exit_code == 0 and raw is not None:
+        try:
+            d = json.loads(raw)
+            checks = d.get("checks") or {}
+            if not isinstance(checks, dict) or not all(isinstance(v, list) for v in checks.values()):
+                raise ValueError("checks")
+            return SideOutcome(Verdict.from_dict(d["verdict"]), {str(k): v for k, v in checks.items()},
+                               reported=bool(d.get("reported", True)))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            if learner:  # what the learner's process reported is not ours to own
+                v = _verdict(job, "runtime_error", "Your process's report could not be read.", job["mode"])
+                return SideOutcome(Verdict.from_dict(v), {}, reported=True)
+    v = Verdict.from_dict(interpret(job, job["mode"], ContainerResult(
+        exit_code=res.exit_code if raw is None else -1, timed_out=res.timed_out, oom_killed=res.oom_killed,
+        out_overflow=res.out_overflow, log_tail=res.log_tail), limits))
+    return SideOutcome(v, {}, reported=False)
+
+
 class DockerExecutor(Executor):
+    """Trusted mode with one container per side: the reference's container has the engine; the learner's
+    has only the copy ``prepare_learner_tree`` makes (the targets' bodies removed), with the image's engine
+    and exercises masked by empty mounts. This process, which never runs the learner's code, decides."""
+
     kind = "docker"
+    MASK = ("/opt/minisgl/minisgl", "/opt/minisgl/exercises")  # the image's own engine and exercises
+    MEASURES = ["docker", "container-per-side", "no-network", "read-only-root", "no-capabilities", "non-root",
+                "no-reference-on-disk", "process", "python-isolated", "private-dir"]
 
     def __init__(self, *, image: str, work_dir: str, owner: str = "runner", **kw: Any):
         super().__init__(**kw)
@@ -155,8 +194,57 @@ class DockerExecutor(Executor):
         self.sandbox.check_image()
         self.sandbox.remove_leftovers()
 
-    def run(self, argv, files_in, limits, cancel):
-        return self.sandbox.run_container(argv, files_in, limits, cancel)
+    def run(self, argv, files_in, limits, cancel, mask=()):
+        return self.sandbox.run_container(argv, files_in, limits, cancel, mask=mask)
+
+    def judge_sides(self, exercise, spec, code, limits, cancel):
+        from judge.referee import decide, prepare_learner_tree
+
+        with tempfile.TemporaryDirectory(prefix="learner-tree-") as tmp:
+            tree = prepare_learner_tree(exercise, tmp)
+            tree_files = {f"tree/{p.relative_to(tree.root)}": p.read_bytes()
+                          for p in sorted(tree.root.rglob("*")) if p.is_file()}
+        learner_in = {"job.json": json.dumps({**spec, "role": "learner", "measures": self.MEASURES}).encode(),
+                      "submission.py": code.encode("utf-8"), **tree_files}
+        reference_in = {"job.json": json.dumps({**spec, "role": "reference"}).encode()}
+        both = threading.Event()  # one side failing to start cancels the other
+        stop = _Either(cancel, both)
+        results: dict[str, ContainerResult | BaseException] = {}
+
+        def side(name: str, files: dict[str, bytes], mask: tuple[str, ...]) -> None:
+            try:
+                results[name] = self.run(JOB_ARGV, files, limits, stop, mask=mask)
+            except BaseException as e:  # noqa: BLE001 - re-raised below, in this thread
+                results[name] = e
+                both.set()
+
+        threads = [threading.Thread(target=side, args=("reference", reference_in, ())),
+                   threading.Thread(target=side, args=("learner", learner_in, self.MASK))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for r in results.values():
+            if isinstance(r, BaseException):
+                raise r if isinstance(r, SandboxError) else SandboxError(f"{type(r).__name__}: {r}")
+        ref, mine = results["reference"], results["learner"]
+        if ref.cancelled or mine.cancelled:
+            return None
+        job = {"exercise": exercise.slug, "mode": spec["mode"], "run": spec["run"]}
+        verdict = decide(exercise, read_side(ref, job, limits, learner=False), read_side(mine, job, limits,
+                                                                                          learner=True),
+                         self.MEASURES)
+        return verdict.to_dict()
+
+
+class _Either:
+    """An event that is set when either of two is (``is_set`` only: what the sandbox polls)."""
+
+    def __init__(self, a: threading.Event, b: threading.Event):
+        self.a, self.b = a, b
+
+    def is_set(self) -> bool:
+        return self.a.is_set() or self.b.is_set()
 
 
 class LocalExecutor(Executor):
@@ -173,7 +261,16 @@ class LocalExecutor(Executor):
         if self.work_dir:
             os.makedirs(self.work_dir, exist_ok=True)
 
-    def run(self, argv, files_in, limits, cancel):
+    def judge_sides(self, exercise, spec, code, limits, cancel):
+        """The whole trusted judging in one subprocess (``judge_trusted``: reference and learner processes,
+        the judge's own sandbox where the kernel allows it)."""
+        files = {"job.json": json.dumps({**spec, "role": "trusted"}).encode(), "submission.py": code.encode("utf-8")}
+        res = self.run(JOB_ARGV, files, limits, cancel)
+        if res.cancelled:
+            return None
+        return interpret({"exercise": exercise.slug, "run": spec["run"]}, spec["mode"], res, limits)
+
+    def run(self, argv, files_in, limits, cancel, mask=()):
         job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=self.work_dir))
         t0 = time.monotonic()
         try:
@@ -181,6 +278,7 @@ class LocalExecutor(Executor):
             in_dir.mkdir()
             out_dir.mkdir()
             for rel, data in files_in.items():
+                (in_dir / rel).parent.mkdir(parents=True, exist_ok=True)
                 (in_dir / rel).write_bytes(data)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("MINISGL_RUNNER_", "MINISGL_PRACTICE_"))}
             env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])

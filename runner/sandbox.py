@@ -144,7 +144,9 @@ class DockerSandbox:
         return n
 
     def run_container(self, argv: list[str], files_in: dict[str, bytes], limits: ContainerLimits,
-                      cancel: threading.Event | None = None, env: dict[str, str] | None = None) -> ContainerResult:
+                      cancel: threading.Event | None = None, env: dict[str, str] | None = None,
+                      mask: tuple[str, ...] = ()) -> ContainerResult:
+        """Run ``argv``; ``mask``: folders of the image hidden under empty read-only mounts."""
         import docker
         from docker.types import DeviceRequest, LogConfig, Mount, Ulimit
 
@@ -179,7 +181,8 @@ class DockerSandbox:
                 tmpfs={"/scratch": f"rw,nosuid,nodev,size={limits.scratch_mb}m,mode=1777",
                        "/tmp": f"rw,nosuid,nodev,size={limits.tmp_mb}m,mode=1777"},
                 mounts=[Mount("/in", str(in_dir), type="bind", read_only=True),
-                        Mount("/out", str(out_dir), type="bind", read_only=False)],
+                        Mount("/out", str(out_dir), type="bind", read_only=False)]
+                + [Mount(m, None, type="tmpfs", read_only=True, tmpfs_size=4096) for m in mask],
                 mem_limit=limits.memory_mb * mb, memswap_limit=limits.memory_mb * mb, mem_swappiness=0,
                 nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
                 cap_drop=["ALL"], security_opt=["no-new-privileges"],
