@@ -63,8 +63,9 @@ def follow(server: str, token: str, sub: dict[str, Any], on_status) -> dict[str,
 
 
 def cmd_submit(args) -> int:
-    from .cli import _rel, _style_for, format_verdict, workspace_dir
+    from .cli import _rel, workspace_dir
     from .exercise import find_exercise
+    from .report import format_verdict, style_for
 
     server = (args.server or os.environ.get("MINISGL_PRACTICE_SERVER") or "").rstrip("/")
     token = args.token or os.environ.get("MINISGL_PRACTICE_TOKEN")
@@ -105,7 +106,7 @@ def cmd_submit(args) -> int:
         print(json.dumps(final))
     else:
         on = final.get("judged_on") or {}
-        print(format_verdict(v, _style_for(sys.stdout)))
+        print(format_verdict(v, style_for(sys.stdout)))
         where = on.get("gpu") or ("CPU, emulated CUDA graphs" if on.get("emulated") else on.get("device", ""))
         print(f"(judged by {on.get('runner', '?')}: {where})")
     return 0 if v.accepted else 1

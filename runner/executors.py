@@ -284,6 +284,10 @@ class LocalExecutor(Executor):
             env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
             if limits.gpu is not None:
                 env["CUDA_VISIBLE_DEVICES"] = str(limits.gpu)
+            # the tiny models' real folder: the learner's sandbox keeps it visible by path (a symlinked
+            # models/ would be hidden with the repository)
+            models = os.environ.get("MINISGL_TEST_MODELS") or str(REPO_ROOT / "models" / "test")
+            env["MINISGL_TEST_MODELS"] = str(Path(models).resolve())
             with open(job_dir / "log", "wb") as log:
                 proc = subprocess.Popen([sys.executable, "-m", "runner.job", str(in_dir), str(out_dir)],
                                         cwd=str(job_dir), env=env, stdin=subprocess.DEVNULL, stdout=log,

@@ -122,7 +122,7 @@ def docker_client(docker_daemon):
 
 
 def reference_code(slug: str = "graph-capture-loop") -> str:
-    from judge.binding import reference_source
+    from judge.reference import reference_source
     from judge.exercise import find_exercise
 
     return reference_source(find_exercise(slug))

@@ -47,6 +47,8 @@ def _check(streams, runner, emulated=True):
     assert done["result"] == "accepted" and done["verdict"]["status"] == "accepted", done["verdict"]["message"]
     assert done["verdict"]["passed"] >= 6 and done["judged_on"]["emulated"] is emulated
     assert done["judged_on"]["device"] == "cpu"
+    assert done["verdict"]["trust"]["level"] == "trusted"  # a referee outside the learner's process decided
+    assert {"referee", "hidden-inputs", "screen", "no-reference"} <= set(done["verdict"]["trust"]["measures"])
     assert good.events[0].name == "queued" and good.events[0].data["position"] == 1
     seen_bad = [e.name for e in bad.events]
     assert seen_bad[:3] == ["queued", "queued", "running"], seen_bad  # position 2, then 1, then its turn
@@ -88,6 +90,8 @@ def test_docker_runner_judges_correct_and_wrong_code_on_postgresql(pg, job_image
     _good, _bad, streams, runner = _judge_two(site, token, rtoken, args, executor="docker", tmp_path=tmp_path)
     _check(streams, runner)
     assert "executor=docker" in runner.log_text()
+    measures = set(streams[0].events[-1].data["verdict"]["trust"]["measures"])
+    assert {"docker", "container-per-side", "no-reference-on-disk", "no-network"} <= measures
 
 
 def test_practice_judge_submit_from_a_shell(site_factory, tmp_path):

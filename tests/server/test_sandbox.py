@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -126,6 +125,26 @@ def test_a_memory_bomb_is_killed_by_the_cgroup(sandbox):
     code = "chunks = []\nwhile True:\n    chunks.append(bytearray(2**24))\n"
     res = _run(sandbox, code, ContainerLimits(wall_s=60, memory_mb=256))
     assert res.oom_killed and res.exit_code == 137
+
+
+def test_a_fork_bomb_hits_the_process_limit_and_everything_is_gone_after(sandbox):
+    code = ("import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n            time.sleep(600)\n"
+            "        n += 1\nexcept OSError as e:\n    open('/out/forks', 'w').write(str(n))\n")
+    res = _run(sandbox, code, ContainerLimits(wall_s=60, pids=64))
+    assert res.exit_code == 0 and 40 <= int(res.files_out["forks"]) < 64, res.log_tail
+    ps = subprocess.run(["ps", "-u", "10001", "-o", "pid="], capture_output=True, text=True)
+    assert ps.stdout.strip() == ""  # PID 1 exited: the kernel ended the rest; the container is removed
+
+
+def test_a_daemon_left_behind_dies_with_the_container(sandbox):
+    code = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        while True:\n"
+            "            open('/out/daemon', 'w').write('alive')\n            time.sleep(0.05)\n"
+            "    os._exit(0)\ntime.sleep(0.5)\n")
+    res = _run(sandbox, code)
+    assert res.exit_code == 0 and res.files_out.get("daemon") == b"alive"
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-u", "10001", "-o", "pid="], capture_output=True, text=True)
+    assert ps.stdout.strip() == ""
 
 
 def test_scratch_is_size_limited(sandbox):
@@ -314,89 +333,80 @@ def _host_addresses() -> list[str]:
     return [a for a in out if ":" not in a] + ["127.0.0.1", "172.17.0.1"]
 
 
+TARGET_DEF = "    def _capture_graphs(self, max_seq_len, vocab_size, model):\n"
+
+
+def in_target(body: str) -> str:
+    """A submission whose target's body is ``body``: it passes the screen (nothing at module level, no
+    forbidden name) and runs in the learner's container."""
+    lines = "\n".join("        " + ln for ln in body.strip().splitlines())
+    return f"import torch\n\n\nclass GraphRunner:\n{TARGET_DEF}{lines}\n"
+
+
+def first_in_target(code: str, line: str) -> str:
+    """``code`` (a file defining the target) with ``line`` run first in the target's body."""
+    assert TARGET_DEF in code
+    return code.replace(TARGET_DEF, TARGET_DEF + "        " + line + "\n", 1)
+
+
+FAKE_JSON = '{"event": "verdict", "verdict": {"status": "accepted", "passed": 12, "total": 12, "tests": []}}'
+
+
 def test_hostile_submissions_are_contained_and_the_runner_keeps_serving(hostile_world, docker_client):
+    """Trusted mode first screens a submission; what passes the screen (code in the target's body) runs in
+    the learner's container. Each hostile submission gets the right status, nothing of it is left running
+    anywhere, the runner's token is nowhere in what comes back, and the correct submission judged next is
+    accepted. (Module-level attacks never start a container: the screen refuses them, naming the line;
+    the same attacks as raw code in a container are the sandbox tests above.)"""
     from server.conftest import mutant_code, reference_code
 
     site, token, rtoken, runner = hostile_world
     ref, wrong = reference_code(EX), mutant_code(EX, "no_warm_up")
-
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    from server.pieces import free_port
-
-    port = free_port(8300, 8399)
-    listener.bind(("0.0.0.0", port))
-    listener.listen(8)
-    listener.settimeout(0.2)
-    accepted_conns: list = []
-
-    def accept_loop(stop):
-        while not stop.is_set():
-            try:
-                accepted_conns.append(listener.accept())
-            except OSError:
-                pass
-
-    stop = threading.Event()
-    threading.Thread(target=accept_loop, args=(stop,), daemon=True).start()
-    hosts = [(a, port) for a in _host_addresses()]
+    hosts = [(a, 9) for a in _host_addresses()]
 
     def correct_next():
         v = _judge(site, token, ref)
         assert v["result"] == "accepted", v["verdict"]["message"][:500]
         _no_leftovers(docker_client)
 
-    results = {}
-    cases = [
-        ("endless loop", _code(ENDLESS, ref), {"timeout"}, True),
-        ("fork bomb", _code(FORK_BOMB, ref), {"runtime_error", "timeout"}, True),
-        ("memory bomb (cgroup)", _code(MEMORY_BOMB, ref), {"runtime_error"}, True),
-        ("huge allocation", _code(HUGE_ALLOC, ref), {"runtime_error"}, False),
-        ("filling the scratch disk", _code(FILL_SCRATCH, ref), {"runtime_error"}, True),
-        ("filling the output folder", _code(FILL_OUT, ref), {"runtime_error"}, True),
-        ("writing outside scratch", _code(WRITE_OUTSIDE, ref), {"runtime_error"}, True),
-        ("network", _code(NETWORK.replace("HOSTS", repr(hosts)), ref), {"runtime_error"}, False),
-        ("reading the runner's token and other files", _code(snoop(rtoken, token), ref), {"runtime_error"}, False),
-        ("a process left running", _code(LEFT_RUNNING, wrong), {"wrong_answer"}, True),
-        ("a fake printed verdict", _code(FAKE_VERDICT, wrong), {"wrong_answer"}, True),
+    past_the_screen = [
+        ("endless loop", in_target("while True:\n    pass"), {"timeout"}, "time limit"),
+        ("memory bomb (the cgroup)", in_target("chunks = []\nwhile True:\n    chunks.append(torch.ones(2**26))"),
+         {"runtime_error"}, "memory"),
+        ("huge allocation (the address-space limit)", in_target("x = torch.empty(2**36)"), {"runtime_error"}, ""),
+        ("deep recursion", in_target("def f(n):\n    return f(n + 1)\nf(0)"), {"runtime_error"}, "Recursion"),
+        ("a fake verdict printed by wrong code", first_in_target(wrong, f"print({FAKE_JSON!r})"), {"wrong_answer"}, ""),
     ]
-    try:
-        for name, code, want, then_correct in cases:
-            sub = _judge(site, token, code)
-            results[name] = sub
-            assert sub["result"] in want, (name, sub["result"], sub["verdict"]["message"][:800])
-            assert sub["result"] != "internal_error"
-            _no_leftovers(docker_client)
-            if then_correct:
-                correct_next()
-    finally:
-        stop.set()
-    messages = {k: v["verdict"]["message"] for k, v in results.items()}
-    assert "wrote: []" in messages["writing outside scratch"]
-    assert "connected: []" in messages["network"] and accepted_conns == []
-    assert "found: []" in messages["reading the runner's token and other files"]
+    screened = [
+        ("fork bomb", _code(FORK_BOMB, ref)),
+        ("filling the disk", _code(FILL_SCRATCH, ref)),
+        ("filling the output folder", _code(FILL_OUT, ref)),
+        ("writing outside scratch", _code(WRITE_OUTSIDE, ref)),
+        ("network", _code(NETWORK.replace("HOSTS", repr(hosts)), ref)),
+        ("reading the runner's token and other files", _code(snoop(rtoken, token), ref)),
+        ("a process left running", _code(LEFT_RUNNING, wrong)),
+        ("a fake verdict file", _code(FAKE_VERDICT, wrong)),
+        ("network from the target", in_target("import socket\nsocket.create_connection(('1.1.1.1', 80))")),
+        ("files from the target", in_target("open('/etc/passwd').read()")),
+    ]
+    results = {}
+    for name, code, want, words in past_the_screen:
+        sub = _judge(site, token, code)
+        results[name] = sub
+        assert sub["result"] in want, (name, sub["result"], sub["verdict"]["message"][:800])
+        text = json.dumps(sub["verdict"])
+        assert words in text, (name, text[:800])
+        assert sub["verdict"]["trust"]["level"] == "trusted"
+        _no_leftovers(docker_client)
+        correct_next()
+    for name, code in screened:
+        sub = _judge(site, token, code)
+        results[name] = sub
+        assert sub["result"] == "compile_error", (name, sub["result"], sub["verdict"]["message"][:500])
+        assert "Trusted judging refuses" in sub["verdict"]["message"] and ", line " in sub["verdict"]["message"], name
+    correct_next()
     dump = json.dumps(results)
     assert rtoken not in dump and token not in dump
-    assert "time limit" in messages["endless loop"]
-    assert "output folder" in messages["filling the output folder"]
     assert runner.proc.poll() is None  # still serving
     log = runner.log_text()
-    assert log.count(" -> ") >= len(cases) + 8 and "Traceback" not in log
-
-
-def test_a_job_reading_a_concurrent_jobs_code_finds_nothing(hostile_world):
-    site, token, _rtoken, _runner = hostile_world
-    from server.conftest import reference_code
-
-    marker = f"MARKER-{time.time_ns()}"
-    victim_code = _code(f"import time\nSECRET = {marker!r}\ntime.sleep(10)", reference_code(EX))
-    out: dict = {}
-    victim = threading.Thread(target=lambda: out.setdefault("v", _judge(site, token, victim_code)))
-    victim.start()
-    time.sleep(4)  # the victim's container is up, sleeping with its secret
-    reader = _judge(site, token, _code(snoop(marker), reference_code(EX)))
-    victim.join()
-    assert out["v"]["result"] == "accepted"
-    assert out["v"]["claimed_at"] < reader["claimed_at"] < out["v"]["finished_at"]  # they ran side by side
-    assert reader["result"] == "runtime_error" and "found: []" in reader["verdict"]["message"]
-    assert marker not in json.dumps(reader)
+    assert log.count(" -> ") >= len(past_the_screen) * 2 + len(screened) + 1 and "Traceback" not in log
