@@ -122,8 +122,8 @@ def docker_client(docker_daemon):
 
 
 def reference_code(slug: str = "graph-capture-loop") -> str:
-    from judge.reference import reference_source
     from judge.exercise import find_exercise
+    from judge.reference import reference_source
 
     return reference_source(find_exercise(slug))
 
