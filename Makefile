@@ -1,15 +1,19 @@
-# Two commands do all the set-up on a fresh machine (Python 3.11 with pip):
-#   make run    install, convert SmolLM2-135M once, and generate text with the engine
+# Two commands do all the set-up on a fresh machine (Python 3.11 with pip, Node 20 with npm):
+#   make run    install, convert SmolLM2-135M once, build the site's scripts, and start the practice site
 #   make test   install, convert SmolLM2-135M once, lint, and run every test
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 PROMPT ?= The capital of France is
+HOST ?= 127.0.0.1
+PORT ?= 8000
+FRONTEND := web/frontend
+SITE_BUNDLE := web/static/dist/exercise.js
 
 # The browser's Python for the tests of web/browser (the numpy torch): 3.12 with Pyodide's numpy 2.0.2, no torch
 PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12))
 BROWSER_VENV := .venv-browser
 
-.PHONY: install models run test lint bench gpu-check clean-models browser-venv
+.PHONY: install models site run generate test lint bench gpu-check clean-models browser-venv
 
 install:
 	$(PIP) install -q "torch==2.13.0"
@@ -19,7 +23,20 @@ install:
 models: install
 	$(PYTHON) tools/setup_models.py
 
-run: models
+# the site's editor and page scripts: CodeMirror 6 and ours, bundled by esbuild (pinned by package-lock.json)
+$(FRONTEND)/node_modules/.package-lock.json: $(FRONTEND)/package-lock.json
+	npm ci --prefix $(FRONTEND) --no-audit --no-fund --loglevel=error
+
+$(SITE_BUNDLE): $(FRONTEND)/node_modules/.package-lock.json $(FRONTEND)/build.mjs $(wildcard $(FRONTEND)/src/*.js)
+	npm run --prefix $(FRONTEND) --silent build
+
+site: $(SITE_BUNDLE)
+
+# the practice site on the embedded default; it prints its address
+run: models site
+	$(PYTHON) -m web --host $(HOST) --port $(PORT)
+
+generate: models
 	$(PYTHON) -m minisgl generate "$(PROMPT)" --max-tokens 48
 
 lint:
@@ -33,7 +50,7 @@ $(BROWSER_VENV)/numpy-2.0.2:
 	$(BROWSER_VENV)/bin/python -m pip install -q "numpy==2.0.2"
 	touch $@
 
-test: models lint browser-venv
+test: models lint browser-venv site
 	$(PYTHON) -m pytest -q -ra
 
 bench: models

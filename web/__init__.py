@@ -1,20 +1,25 @@
 """The practice site: pages, the JSON API, the browser's Pyodide assets and judging, the grading server.
 
 ``create_app(config)`` is the application factory (``flask --app web run``, gunicorn
-``"web:create_app()"``). Configuration comes from the environment: every ``MINISGL_PRACTICE_<KEY>``
-variable sets ``<KEY>`` (see ``web/config.py``); a mapping passed to ``create_app`` wins over both.
-Blueprints are registered by concern; each lives in its own module.
+``"web:create_app()"``, or ``python -m web``). Configuration comes from the environment: every
+``MINISGL_PRACTICE_<KEY>`` variable sets ``<KEY>`` (see ``web/config.py``); a mapping passed to
+``create_app`` wins over both. Blueprints are registered by concern; each lives in its own module.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from flask import Flask
+from flask import Flask, url_for
+
+from judge.exercise import ExerciseError
 
 from .config import instance_secret_key, load_config
+
+STATIC = Path(__file__).resolve().parent / "static"
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -24,6 +29,33 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update(load_config(config))
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
+
+    from . import api, pages
+    from .catalog import CatalogCache
+    from .errors import error_response, register_errors
+
+    app.extensions["minisgl.catalog"] = CatalogCache(app.config.get("EXERCISES_DIR"))
+    register_errors(app)
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(api.bp)
+
+    @app.errorhandler(ExerciseError)
+    def exercises_unreadable(e: ExerciseError):
+        app.logger.error("the exercises cannot be read: %s", e)
+        return error_response(503, "exercises_unavailable", str(e))
+
+    @app.template_global()
+    def asset(filename: str) -> str:
+        """A static file's URL with its modification time, so a rebuilt bundle is never served stale."""
+        try:
+            version = int((STATIC / filename).stat().st_mtime)
+        except OSError:
+            version = 0
+        return url_for("static", filename=filename, v=version)
+
+    from .browser_judge import bp as browser_judge
+
+    app.register_blueprint(browser_judge)
 
     @app.after_request
     def isolation_headers(response):

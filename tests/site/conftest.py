@@ -1,0 +1,60 @@
+"""The site under test: a real server on 127.0.0.1 and headless Chromium (Debian's) driven by Playwright.
+
+Every page a test opens has all other hosts blocked: a request anywhere but the site fails the test.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+
+import pytest
+from sitekit import CHROMIUM_ARGS, Guard, LiveSite, free_port, need_bundle, open_context
+from werkzeug.serving import make_server
+
+from tests.conftest import need
+from web import create_app
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[LiveSite]:
+    app = create_app({"TESTING": True})
+    port = free_port()
+    server = make_server("127.0.0.1", port, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield LiveSite(url=f"http://127.0.0.1:{port}", server=server)
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    need(shutil.which("chromium") is not None, "Debian's chromium is not installed (apt-get install chromium)")
+    need_bundle()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def guard() -> Iterator[Guard]:
+    g = Guard()
+    yield g
+    assert not g.blocked, f"the page asked other hosts for: {g.blocked}"
+    assert not g.errors, f"script errors in the page: {g.errors}"
+
+
+@pytest.fixture
+def context(browser, site, guard):
+    ctx = open_context(browser, site, guard)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context):
+    return context.new_page()

@@ -1,0 +1,135 @@
+"""Helpers for the site's tests: a live server, a browser profile with other hosts blocked, axe-core, typing."""
+
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.conftest import need
+from web import STATIC
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONTEND = ROOT / "web" / "frontend"
+AXE = FRONTEND / "node_modules" / "axe-core" / "axe.min.js"
+BUNDLE = STATIC / "dist" / "exercise.js"
+JUDGE_CLIENT = STATIC / "judge" / "client.mjs"  # branch `browser`: the in-browser judge's client API
+JUDGE_ASSETS = ROOT / ".cache" / "browser" / "site" / "manifest.json"  # built by tools/build_browser.py
+PORTS = range(8200, 8300)
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+LAPTOP = {"width": 1366, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
+
+
+@dataclass
+class LiveSite:
+    url: str
+    server: object
+
+    def __call__(self, path: str = "/") -> str:
+        return self.url + path
+
+
+def axe_violations(page, impacts=("serious", "critical")) -> list[dict]:
+    """axe-core (npm, pinned in web/frontend/package-lock.json) run on the page as it is now."""
+    need(AXE.is_file(), f"axe-core is not installed ({AXE.relative_to(ROOT)}; run `make site`)")
+    page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [
+        {"id": v["id"], "impact": v["impact"], "help": v["help"],
+         "nodes": [n["target"] for n in v["nodes"]][:5]}
+        for v in result["violations"] if v["impact"] in impacts
+    ]
+
+
+def editor_text(page) -> str:
+    return page.evaluate("() => window.minisglPractice.code()")
+
+
+def _indent_here(page) -> int:
+    """The indentation of the line with the cursor, as the screen shows it (the editor's active line)."""
+    return page.evaluate("() => { const t = document.querySelector('.cm-activeLine')?.textContent ?? '';"
+                         " return t.length - t.trimStart().length; }")
+
+
+def type_code(page, code: str) -> None:
+    """Type `code` into the editor with keystrokes, as a person would: select all, delete, then each line;
+    after Enter the editor indents by itself, so the typist only corrects the indentation it chose."""
+    content = page.locator(".cm-content")
+    content.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    lines = code.rstrip("\n").split("\n")
+    for i, line in enumerate(lines):
+        stripped = line.lstrip(" ")
+        want = len(line) - len(stripped)
+        have = _indent_here(page)
+        if stripped:
+            while have > want:
+                page.keyboard.press("Backspace")  # deletes one indent unit inside the indentation
+                have = _indent_here(page)
+            if have < want:
+                page.keyboard.type(" " * (want - have))
+            page.keyboard.type(stripped)
+        if i < len(lines) - 1:
+            page.keyboard.press("Enter")
+    # closed brackets typed over their auto-inserted twins; nothing else may differ
+    got = "\n".join(ln.rstrip() for ln in editor_text(page).split("\n"))
+    want_text = "\n".join(ln.rstrip() for ln in lines)
+    assert got == want_text, f"the editor holds\n{got}\nnot\n{want_text}"
+
+
+def judged(page, timeout_ms: int = 120_000) -> dict:
+    """Wait for the verdict on the page and return its stored form (the newest of the history)."""
+    page.wait_for_function("() => !['pending', undefined].includes(document.getElementById('verdict').dataset.status)",
+                           timeout=timeout_ms)
+    return json.loads(page.evaluate("() => JSON.stringify(window.minisglPractice.lastVerdict())"))
+
+
+def need_bundle() -> None:
+    need(BUNDLE.is_file(), f"the editor bundle {BUNDLE.relative_to(ROOT)} is not built (run `make site`)")
+
+
+def need_judge() -> None:
+    need(JUDGE_CLIENT.is_file(), f"in-browser judging is not installed ({JUDGE_CLIENT.relative_to(ROOT)} is missing)")
+    need(JUDGE_ASSETS.is_file(), f"the browser judge's assets are not built ({JUDGE_ASSETS.relative_to(ROOT)}: "
+                                 "run `python tools/build_browser.py`)")
+
+
+@dataclass
+class Guard:
+    """What a page asked of other hosts (refused), and the script errors it hit."""
+
+    blocked: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def open_context(browser, site: LiveSite, guard: Guard, **kw):
+    """A fresh browser profile in which every request to another host is refused and recorded."""
+    ctx = browser.new_context(**{"viewport": LAPTOP, **kw})
+
+    def route(r):
+        if r.request.url.startswith(site.url + "/") or r.request.url.startswith(("blob:", "data:")):
+            r.continue_()
+        else:
+            guard.blocked.append(r.request.url)
+            r.abort()
+
+    ctx.route("**/*", route)
+    ctx.on("page", lambda pg: pg.on("pageerror", lambda e: guard.errors.append(str(e))))
+    return ctx

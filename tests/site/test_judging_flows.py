@@ -1,0 +1,127 @@
+"""The learner's flows with the real in-browser judge (Pyodide in a Web Worker, branch `browser`), in headless
+Chromium with every other host blocked: type a solution with keystrokes, Run, Submit, accepted, solved after a
+reload; a wrong solution shows the failing test's message and line; an endless loop is a timeout and the next
+Run works."""
+
+from __future__ import annotations
+
+import pytest
+from sitekit import editor_text, judged, need_judge, type_code
+
+from judge.exercise import find_exercise
+
+SLUG = "graph-capture-buffer"
+CORRECT = '''class GraphCaptureBuffer:
+    def set_batch(self, batch):
+        s = slice(batch.padded_size)
+        batch.input_ids, batch.out_loc, batch.positions = self.input_ids[s], self.out_loc[s], self.positions[s]
+
+    def copy_from(self, batch):
+        s = slice(batch.padded_size)
+        self.input_ids[s] = batch.input_ids
+        self.out_loc[s] = batch.out_loc
+        self.positions[s] = batch.positions
+'''
+WRONG = CORRECT.replace("        self.positions[s] = batch.positions\n", "")
+ENDLESS = '''class GraphCaptureBuffer:
+    def set_batch(self, batch):
+        while True:
+            pass
+
+    def copy_from(self, batch):
+        pass
+'''
+PYTHON_READY_MS = 120_000
+
+
+@pytest.fixture
+def judge_page(page, site):
+    need_judge()
+    return page
+
+
+def wait_python(page) -> None:
+    page.wait_for_function(
+        "() => ['ready', 'unavailable'].includes(document.getElementById('python-status').dataset.state)",
+        timeout=PYTHON_READY_MS)
+    state = page.locator("#python-status")
+    assert state.get_attribute("data-state") == "ready", state.inner_text()
+
+
+def test_solve_a_cuda_graph_exercise(judge_page, site):
+    page = judge_page
+    page.goto(site("/"))
+    page.select_option("#f-tag", "buffers")
+    page.fill("#f-q", "copy_from")
+    shown = page.locator(".exercise-item:not([hidden])")
+    assert [li.get_attribute("data-id") for li in shown.all()] == [SLUG]
+    page.click(f".exercise-item[data-id={SLUG}] a.ex-title")
+    page.wait_for_selector(".cm-content[contenteditable=true]")
+    assert "cuda-graph" in find_exercise(SLUG).chapter
+    # the editor is usable at once; the page says what is loading behind it
+    loading = page.locator("#python-status")
+    assert loading.get_attribute("data-state") == "loading" and loading.inner_text().startswith("Python: loading")
+
+    type_code(page, CORRECT)
+    wait_python(page)
+    page.keyboard.press("Control+Enter")  # Run, from the editor
+    v = judged(page)
+    assert v["run"] is True and v["status"] == "accepted", v
+    assert v["total"] == 2 and all(t["visible"] and t["status"] == "pass" for t in v["tests"])
+    assert page.locator(".verdict-status").inner_text() == "Accepted"
+    assert page.locator(".test-card.status-pass").count() == 2
+
+    page.click("#submit-button")
+    v = judged(page)
+    assert v["run"] is False and v["status"] == "accepted", v
+    assert v["total"] > 2 and any(not t["visible"] for t in v["tests"])
+    assert page.locator(".verdict-status").inner_text() == "Accepted"
+    assert page.locator(".ex-header [data-progress-for]").inner_text().endswith("solved")
+
+    page.goto(site("/"))
+    page.reload()
+    assert page.locator(f"[data-progress-for={SLUG}]").inner_text().endswith("solved")
+    page.select_option("#f-status", "solved")
+    assert [li.get_attribute("data-id") for li in shown.all()] == [SLUG]
+
+
+def test_a_wrong_solution_shows_the_failing_test_and_its_line(judge_page, site):
+    page = judge_page
+    page.goto(site(f"/exercises/{SLUG}"))
+    page.wait_for_selector(".cm-content[contenteditable=true]")
+    type_code(page, WRONG)
+    wait_python(page)
+    page.click("#run-button")
+    v = judged(page)
+    assert v["status"] == "wrong_answer", v
+    card = page.locator(".test-card[data-test=test_example_copy_from_copies_every_input]")
+    assert card.get_attribute("open") is not None
+    message = card.locator(".test-message").inner_text()
+    assert "buf.positions[:4] must hold batch.positions after copy_from" in message
+    assert "tests.py, line 48" in message
+    card.locator("button.goto-test").click()
+    assert "test-line-target" in page.locator("#tests-line-48").get_attribute("class")
+    page.keyboard.press("Shift+Control+Enter")  # Submit, from the keyboard (focus is outside the editor)
+    v = judged(page)
+    assert v["run"] is False and v["status"] == "wrong_answer"
+    assert page.locator(".ex-header [data-progress-for]").inner_text() == "tried"
+
+
+def test_an_endless_loop_times_out_and_the_next_run_works(judge_page, site):
+    page = judge_page
+    page.goto(site(f"/exercises/{SLUG}"))
+    page.wait_for_selector(".cm-content[contenteditable=true]")
+    type_code(page, ENDLESS)
+    wait_python(page)
+    page.click("#run-button")
+    limit = find_exercise(SLUG).test_time_limit
+    v = judged(page, timeout_ms=int((limit + 30) * 1000))
+    assert v["status"] == "timeout", v
+    looped = page.locator(".test-card[data-test=test_example_set_batch_makes_views]")
+    assert looped.locator(".test-status").inner_text().lower() == "timeout"
+    assert page.locator(".verdict-status").inner_text() == "Time limit exceeded"
+    type_code(page, CORRECT)
+    assert editor_text(page).startswith("class GraphCaptureBuffer")
+    page.click("#run-button")
+    v = judged(page)
+    assert v["status"] == "accepted", v

@@ -1,0 +1,101 @@
+// The exercise list: filters applied as you type (and kept in the URL), progress badges, export/import.
+import { ProgressError, STATUS_TEXT, exportAll, importAll, load, slugs, status } from "./progress.js";
+
+const form = document.getElementById("filters");
+const items = [...document.querySelectorAll(".exercise-item")];
+const FIELDS = ["q", "chapter", "difficulty", "mode", "tag", "status"];
+
+function progressOf(slug) {
+  return status(load(slug));
+}
+
+function paintBadges() {
+  for (const el of document.querySelectorAll("[data-progress-for]")) {
+    const s = progressOf(el.dataset.progressFor);
+    el.textContent = STATUS_TEXT[s];
+    el.dataset.status = s;
+  }
+  const solved = items.filter((li) => progressOf(li.dataset.id) === "solved").length;
+  const tried = items.filter((li) => progressOf(li.dataset.id) === "tried").length;
+  document.getElementById("progress-summary").textContent =
+    `Solved ${solved} of ${items.length}, tried ${tried} more. Kept in this browser only (local storage): ` +
+    "your code, your last 20 verdicts per exercise, and what you solved.";
+}
+
+function values() {
+  const data = new FormData(form);
+  return Object.fromEntries(FIELDS.map((k) => [k, String(data.get(k) || "").trim()]));
+}
+
+function matches(li, f) {
+  const words = f.q.toLowerCase().split(/\s+/).filter(Boolean);
+  return words.every((w) => li.dataset.search.includes(w))
+    && (!f.chapter || li.dataset.chapter === f.chapter)
+    && (!f.difficulty || li.dataset.difficulty === f.difficulty)
+    && (!f.mode || li.dataset.modes.split(" ").includes(f.mode))
+    && (!f.tag || li.dataset.tags.split(" ").includes(f.tag))
+    && (!f.status || progressOf(li.dataset.id) === f.status);
+}
+
+function applyFilters() {
+  const f = values();
+  let shown = 0;
+  for (const li of items) {
+    li.hidden = !matches(li, f);
+    if (!li.hidden) shown++;
+  }
+  for (const section of document.querySelectorAll("section.chapter")) {
+    section.hidden = !section.querySelector(".exercise-item:not([hidden])");
+  }
+  document.getElementById("list-count").textContent = `${shown} of ${items.length} exercises`;
+  document.getElementById("list-empty").hidden = shown > 0;
+  const params = new URLSearchParams();
+  for (const k of FIELDS) if (f[k]) params.set(k, f[k]);
+  const query = params.toString();
+  history.replaceState(null, "", query ? `?${query}` : location.pathname);
+}
+
+form.addEventListener("input", applyFilters);
+form.addEventListener("change", applyFilters);
+form.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  applyFilters();
+});
+
+const message = document.getElementById("progress-message");
+
+function say(text, isError = false) {
+  message.textContent = text;
+  message.classList.toggle("is-error", isError);
+}
+
+document.getElementById("export-progress").addEventListener("click", () => {
+  const data = exportAll();
+  const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = `minisgl-practice-progress-${data.exported_at.slice(0, 10)}.json`;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  say(`Exported the progress of ${slugs().length} exercise(s).`);
+});
+
+document.getElementById("import-progress").addEventListener("change", async (ev) => {
+  const file = ev.target.files[0];
+  ev.target.value = "";
+  if (!file) return;
+  try {
+    const n = importAll(await file.text());
+    say(`Imported the progress of ${n} exercise(s) from ${file.name}.`);
+    paintBadges();
+    applyFilters();
+  } catch (err) {
+    if (!(err instanceof ProgressError)) throw err;
+    say(`Import refused: ${err.message}.`, true);
+  }
+});
+
+paintBadges();
+applyFilters();

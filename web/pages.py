@@ -1,0 +1,69 @@
+"""The HTML pages: the exercise list (grouped by chapter, filters in the URL) and the exercise page."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template, request, url_for
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from judge.exercise import DIFFICULTIES, SLUG_RE
+
+from .api import MAX_ID, catalog, filters_from_request
+
+MODE_NAMES = {"browser": "browser", "local": "local", "gpu": "GPU"}
+PROGRESS_STATUSES = ("", "solved", "tried", "new")  # filtered in the page, from the browser's progress
+
+bp = Blueprint("pages", __name__)
+
+
+@bp.app_context_processor
+def names():
+    return {"mode_names": MODE_NAMES}
+
+
+@bp.get("/")
+def index():
+    cat = catalog()
+    filters = filters_from_request()
+    status = request.args.get("status", "")
+    if status not in PROGRESS_STATUSES:
+        status = ""
+    shown_ids = {en.slug for en in cat.filter(filters)}
+    return render_template("list.html", catalog=cat, filters=filters, status=status, shown_ids=shown_ids,
+                           difficulties=DIFFICULTIES)
+
+
+@bp.get("/exercises/")
+def exercises():
+    return index()
+
+
+def _numbered(source: str, first: int, anchor: str) -> str:
+    """A listing whose lines carry their line numbers in tests.py (``<span id="{anchor}-N">``)."""
+    fmt = HtmlFormatter(linespans=anchor, linenos="inline", linenostart=first)  # (nowrap would drop the spans)
+    html = highlight(source, PythonLexer(), fmt)
+    return html[html.index("<pre>") + len("<pre>"):html.rindex("</pre>")].removeprefix("<span></span>")
+
+
+@bp.get("/exercises/<slug>")
+def exercise(slug: str):
+    if len(slug) > MAX_ID or not SLUG_RE.match(slug):
+        abort(404, f"no exercise {slug[:MAX_ID]!r}: exercise ids are slugs like graph-capture-buffer")
+    cat = catalog()
+    entry = cat.by_slug.get(slug)
+    if entry is None:
+        abort(404, f"no exercise {slug!r}")
+    e = entry.exercise
+    tests_html = {t.name: _numbered(t.source, t.line, "tests-line") for t in entry.visible_tests}
+    page_data = {
+        "id": e.slug, "title": e.title, "starter": e.starter, "modes": list(e.modes),
+        "targets": [t.spec for t in e.targets], "time_limit": e.time_limit, "test_time_limit": e.test_time_limit,
+        "visible_tests": [{"name": t.name, "first": t.line, "last": t.line + t.source.count("\n")}
+                          for t in entry.visible_tests],
+        "urls": {"solution": url_for("api.solution", exercise_id=e.slug), "list": url_for("pages.index")},
+    }
+    return render_template(
+        "exercise.html", entry=entry, tests_html=tests_html, page_data=page_data,
+        prev=cat.by_slug.get(entry.prev or ""), next=cat.by_slug.get(entry.next or ""),
+    )

@@ -1,0 +1,148 @@
+// The judge worker's core, shared by the browser's Web Worker (worker.mjs) and the Node runner's worker thread
+// (node-worker.mjs): boot Pyodide from the build's manifest, then judge one job at a time with judge.harness
+// (glue.py). No DOM and no Node API here: the host passes what differs.
+//
+// host = {
+//   post(msg)                    send a message to the supervisor
+//   resolve(rel)                 a manifest-relative path -> what Pyodide takes (a URL, or a file path in Node)
+//   readBytes(rel) -> Uint8Array the bytes of a manifest file, integrity-checked
+//   readText(name) -> string     a file beside this module (glue.py)
+//   importPyodide(rel)           the loadPyodide function of pyodide.mjs (integrity-checked)
+//   prepare?(pyodide, init)      host-specific set-up after boot (Node: mounts)
+// }
+// Messages in:  {type:"init", manifest, control, options}, {type:"judge", id, job}, {type:"exec", id, code}
+// Messages out: {type:"progress", ...}, {type:"ready", ms, env}, {type:"result", id, ...}, {type:"error", ...}
+
+export function serve(host) {
+  let py = null; // {pyodide, runJob, runCode}
+  let control = null; // Int32Array over a SharedArrayBuffer: [0] interrupt signal, [1] running test's sequence number
+  let seq = 0;
+  let fatal = null;
+  const pending = [];
+
+  async function boot(init) {
+    const t0 = Date.now();
+    const { manifest } = init;
+    const options = init.options || {};
+    const files = manifest.files;
+    const coreNames = ["pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"].map((n) => manifest.indexURL + n);
+    const total = Object.values(files).reduce((a, f) => a + f.size, 0);
+    let loaded = 0;
+    const timings = {};
+    let mark = Date.now();
+    let current = null;
+    const step = (what, rel) => {
+      if (rel && files[rel]) loaded += files[rel].size;
+      const t = Date.now();
+      if (current) timings[current] = t - mark;
+      mark = t;
+      current = what.split(":")[0];
+      host.post({ type: "progress", stage: "boot", what, loaded, total });
+    };
+    step("pyodide.mjs");
+    const loadPyodide = await host.importPyodide(manifest.indexURL + "pyodide.mjs");
+    step("runtime: pyodide.asm.wasm, pyodide.asm.js, python_stdlib.zip", manifest.indexURL + "pyodide.mjs");
+    const pyodide = await loadPyodide({
+      indexURL: host.resolve(manifest.indexURL),
+      lockFileURL: host.resolve(manifest.lockFileURL),
+      env: { HOME: "/home/pyodide", ...manifest.env, ...(options.env || {}) },
+      stdout: (text) => host.post({ type: "log", stream: "stdout", text: String(text).slice(0, 2000) }),
+      stderr: (text) => host.post({ type: "log", stream: "stderr", text: String(text).slice(0, 2000) }),
+      checkAPIVersion: true,
+    });
+    for (const rel of coreNames) loaded += files[rel] ? files[rel].size : 0;
+    step("packages: " + manifest.packages.join(", "));
+    const errors = [];
+    await pyodide.loadPackage(manifest.packages, {
+      messageCallback: () => {},
+      errorCallback: (m) => errors.push(String(m)),
+      checkIntegrity: true,
+    });
+    const missing = manifest.packages.filter((p) => !(p in pyodide.loadedPackages));
+    if (missing.length) {
+      throw new Error(`could not load the package(s) ${missing.join(", ")}: ${errors.join("; ") || "unknown error"}`);
+    }
+    for (const [rel, f] of Object.entries(files)) if (rel.endsWith(".whl") && f) loaded += f.size;
+    step("data: exercises and the tiny model");
+    const data = await host.readBytes(manifest.data.url);
+    pyodide.unpackArchive(data, "zip", { extractDir: manifest.data.extract });
+    loaded += files[manifest.data.url].size;
+    if (host.prepare) await host.prepare(pyodide, init);
+    step("imports: judge, torch, minisgl");
+    pyodide.runPython(host.readText("glue.py"), { filename: "judge_glue.py", globals: pyodide.globals });
+    const sysPath = [...(manifest.sys_path || []), ...(options.sys_path || [])];
+    const env = JSON.parse(
+      pyodide.globals.get("setup")(JSON.stringify({ ...manifest.env, ...(options.env || {}) }), JSON.stringify(sysPath)),
+    );
+    if (control) pyodide.setInterruptBuffer(control.subarray(0, 1));
+    py = { pyodide, runJob: pyodide.globals.get("run_job"), runCode: pyodide.globals.get("run_code") };
+    step("ready");
+    env.pyodide = pyodide.version;
+    env.ms = Date.now() - t0;
+    env.timings = timings;
+    host.post({ type: "ready", ms: env.ms, env, build: manifest.build });
+  }
+
+  function emit(id, text) {
+    const ev = JSON.parse(text);
+    if (ev.event === "test_start") {
+      seq += 1;
+      ev.seq = seq;
+      if (control) {
+        Atomics.store(control, 1, seq); // the supervisor interrupts only while this very test runs
+        Atomics.store(control, 0, 0); // and never with a signal meant for an earlier test
+      }
+    } else if (ev.event === "test_end" && control) {
+      Atomics.store(control, 1, -1);
+    }
+    host.post({ type: "progress", id, ...ev });
+  }
+
+  function fail(id, e) {
+    // after os._exit (or any fatal error) Pyodide cannot be used again: the supervisor restarts the worker
+    const message = e && e.message ? e.message : String(e);
+    fatal = message;
+    host.post({ type: "error", id, fatal: true, message });
+  }
+
+  function handle(msg) {
+    if (msg.type === "init") {
+      control = msg.control ? new Int32Array(msg.control) : null;
+      boot(msg).then(
+        () => pending.splice(0).forEach(handle),
+        (e) => host.post({ type: "error", fatal: true, stage: "boot", message: e && e.message ? e.message : String(e) }),
+      );
+      return;
+    }
+    if (!py) {
+      pending.push(msg);
+      return;
+    }
+    if (fatal) {
+      host.post({ type: "error", id: msg.id, fatal: true, message: fatal });
+      return;
+    }
+    if (msg.type === "judge") {
+      let out;
+      try {
+        out = JSON.parse(py.runJob(JSON.stringify(msg.job), (text) => emit(msg.id, text)));
+      } catch (e) {
+        fail(msg.id, e);
+        return;
+      }
+      if (out.verdict) host.post({ type: "result", id: msg.id, verdict: out.verdict });
+      else if (out.interrupted) host.post({ type: "error", id: msg.id, fatal: true, message: "interrupted between tests" });
+      else host.post({ type: "error", id: msg.id, fatal: false, message: out.error });
+    } else if (msg.type === "exec") {
+      try {
+        host.post({ type: "result", id: msg.id, value: JSON.parse(py.runCode(msg.code)) });
+      } catch (e) {
+        if (e && e.constructor && e.constructor.name === "PythonError") {
+          host.post({ type: "error", id: msg.id, fatal: false, message: e.message });
+        } else fail(msg.id, e);
+      }
+    }
+  }
+
+  return handle;
+}

@@ -1,0 +1,64 @@
+"""The Python side of the judge worker (run once inside Pyodide by core.mjs): judge.harness, as the CLI runs it.
+
+``run_job(job_json, emit)`` judges one job and returns the verdict's JSON; ``emit(text)`` receives the harness's
+events as JSON (load, plan, test_start, test_end). The deadlines are enforced outside, by the page's supervisor:
+an endless test is interrupted (KeyboardInterrupt inside it: ``timeout``), anything worse ends the worker.
+"""
+
+import json
+import os
+import sys
+
+
+def setup(env_json, sys_path_json):
+    os.environ.update(json.loads(env_json))
+    for p in reversed(json.loads(sys_path_json)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    import judge.harness  # noqa: F401 - imported now, so the first verdict does not pay for it
+
+    info = {"python": sys.version.split()[0]}
+    try:
+        import numpy
+
+        info["numpy"] = numpy.__version__
+        import torch
+
+        info["torch"] = str(torch.__version__)
+        import minisgl.llm  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - reported in the ready message; judging still says what failed
+        info["import_error"] = f"{type(e).__name__}: {e}"
+    return json.dumps(info)
+
+
+def run_job(job_json, emit):
+    from judge.binding import reference_source
+    from judge.exercise import ExerciseError, find_exercise
+    from judge.harness import judge_source
+
+    job = json.loads(job_json)
+    try:
+        exercise = find_exercise(str(job["exercise"]))
+    except (ExerciseError, KeyError) as e:
+        return json.dumps({"error": f"cannot judge: {e}"})
+    source = job.get("source")
+    if source is None:
+        source = reference_source(exercise)
+    emit(json.dumps({"event": "load", "limits": {"test_s": exercise.test_time_limit, "run_s": exercise.time_limit}}))
+    seed = job.get("seed")
+    try:
+        verdict = judge_source(
+            exercise, str(source), filename=str(job.get("filename") or "submission.py"), mode="browser",
+            run_only=bool(job.get("run_only")), on_event=lambda ev: emit(json.dumps(ev)),
+            seed=None if seed is None else int(seed),
+        )
+    except KeyboardInterrupt:  # an interrupt that landed between two tests: the supervisor restarts the worker
+        return json.dumps({"interrupted": True})
+    return json.dumps({"verdict": verdict.to_dict()})
+
+
+def run_code(code):
+    """Run ``code`` (exercise authors, tests and benchmarks); returns the JSON of its global ``RESULT``."""
+    scope = {"__name__": "__judge_exec__"}
+    exec(compile(code, "<exec>", "exec"), scope)
+    return json.dumps(scope.get("RESULT"))

@@ -1,0 +1,89 @@
+// The browser's judge worker (a module Web Worker started by supervisor.mjs): core.mjs, with every file it
+// loads checked against the build's manifest. fetch() is wrapped so that each request for a manifest file
+// carries its Subresource Integrity (the wheels' hashes also come from the lock file, through Pyodide): the
+// browser refuses a file whose bytes differ. Nothing is fetched from another host.
+import { serve } from "./core.mjs";
+
+let manifest = null;
+let base = null; // the manifest's URL: every manifest path is relative to it
+const nativeFetch = globalThis.fetch.bind(globalThis);
+const byURL = new Map();
+
+function sri(hex) {
+  const bytes = hex.match(/../g).map((h) => parseInt(h, 16));
+  return "sha256-" + btoa(String.fromCharCode(...bytes));
+}
+
+async function sha256hex(buffer) {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
+  return Array.from(d, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function explain(url, rel, error) {
+  // the fetch failed: say whether the bytes were wrong (integrity) or the file could not be fetched at all
+  try {
+    const r = await nativeFetch(url, { cache: "no-store" });
+    if (!r.ok) return new Error(`could not fetch ${rel}: HTTP ${r.status}`);
+    const got = await sha256hex(await r.arrayBuffer());
+    const want = manifest.files[rel].sha256;
+    if (got !== want) return new Error(`integrity check failed for ${rel}: expected sha256 ${want}, got ${got}; the browser refused it`);
+  } catch (e) {
+    /* fall through */
+  }
+  return new Error(`could not fetch ${rel}: ${error && error.message ? error.message : error}`);
+}
+
+globalThis.fetch = async function fetchChecked(input, init = {}) {
+  const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url, base || location.href);
+  if (url.origin !== location.origin) throw new Error(`refused: the judge fetches nothing from another host (${url.href})`);
+  const rel = byURL.get(url.href);
+  if (!rel) return nativeFetch(input, init);
+  const opts = { ...init, integrity: sri(manifest.files[rel].sha256) };
+  try {
+    return await nativeFetch(url.href, opts);
+  } catch (e) {
+    throw await explain(url.href, rel, e);
+  }
+};
+
+async function checkedBytes(rel) {
+  const r = await fetch(new URL(rel, base).href);
+  if (!r.ok) throw new Error(`could not fetch ${rel}: HTTP ${r.status}`);
+  return new Uint8Array(await r.arrayBuffer());
+}
+
+async function importChecked(rel) {
+  const bytes = await checkedBytes(rel);
+  const blob = URL.createObjectURL(new Blob([bytes], { type: "text/javascript" }));
+  try {
+    return await import(blob);
+  } finally {
+    URL.revokeObjectURL(blob);
+  }
+}
+
+const glue = fetch(new URL("glue.py", import.meta.url).href).then((r) => r.text());
+let glueText = null;
+
+const handle = serve({
+  post: (msg) => self.postMessage(msg),
+  resolve: (rel) => new URL(rel, base).href,
+  readBytes: checkedBytes,
+  readText: () => glueText,
+  async importPyodide(rel) {
+    glueText = await glue;
+    // pyodide.asm.js defines globalThis._createPyodideModule; loaded here, checked, Pyodide does not fetch it again
+    await importChecked(manifest.indexURL + "pyodide.asm.js");
+    return (await importChecked(rel)).loadPyodide;
+  },
+});
+
+self.onmessage = (e) => {
+  const msg = e.data;
+  if (msg.type === "init") {
+    manifest = msg.manifest;
+    base = msg.manifestURL;
+    for (const rel of Object.keys(manifest.files)) byURL.set(new URL(rel, base).href, rel);
+  }
+  handle(msg);
+};
