@@ -1,6 +1,8 @@
-"""JSON errors for the API: ``{"error": "<code>", "message": "<what to do>"}`` with a status code that fits.
+"""The grading server's JSON errors, in the site's one shape (``web/errors.py``):
+``{"error": {"status": 429, "code": "rate_limited", "message": "...", "retry_after": 12}}``.
 
-Every failure under ``/api/`` answers so (Flask's own 404/405/413 included), never an HTML page; a
+``ApiError`` here adds what the queue needs to the site's: a ``Retry-After`` header (429, 503; also repeated
+as ``retry_after``), ``WWW-Authenticate`` on a 401, and a ``reason`` for a runner's lost lease (409). A
 database that is away answers 503 with ``Retry-After`` on every path, and the site recovers by itself.
 """
 
@@ -8,18 +10,19 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, Response, jsonify, request
+from flask import Flask, jsonify, request
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from werkzeug.exceptions import HTTPException
+
+from . import errors
 
 log = logging.getLogger(__name__)
 
 
-class ApiError(Exception):
+class ApiError(errors.ApiError):
     def __init__(self, status: int, code: str, message: str, *, retry_after: int | None = None, **extra):
-        super().__init__(message)
-        self.status, self.code, self.message, self.retry_after, self.extra = status, code, message, retry_after, extra
+        super().__init__(status, code, message)
+        self.retry_after, self.extra = retry_after, extra
 
 
 def json_object(*, required: bool = True) -> dict:
@@ -38,8 +41,14 @@ def json_object(*, required: bool = True) -> dict:
     return data
 
 
-def error_response(status: int, code: str, message: str, *, retry_after: int | None = None, **extra) -> Response:
-    resp = jsonify({"error": code, "message": message, **extra})
+def error_response(status: int, code: str, message: str, *, retry_after: int | None = None, **extra):
+    if not errors.wants_json():
+        return errors.error_response(status, code, message,
+                                     {"Retry-After": str(int(retry_after))} if retry_after is not None else None)
+    body = {"status": status, "code": code, "message": message, **extra}
+    if retry_after is not None:
+        body["retry_after"] = int(retry_after)
+    resp = jsonify({"error": body})
     resp.status_code = status
     if retry_after is not None:
         resp.headers["Retry-After"] = str(int(retry_after))
@@ -48,32 +57,12 @@ def error_response(status: int, code: str, message: str, *, retry_after: int | N
     return resp
 
 
-def _wants_json() -> bool:
-    return request.path.startswith("/api/")
-
-
-def _code(e: HTTPException) -> str:
-    return (e.name or "error").lower().replace(" ", "_").replace("'", "")
-
-
 def register_error_handlers(app: Flask) -> None:
+    """After ``errors.register_errors`` (the site's): these are more specific, so they win for their errors."""
+
     @app.errorhandler(ApiError)
     def api_error(e: ApiError):
         return error_response(e.status, e.code, e.message, retry_after=e.retry_after, **e.extra)
-
-    @app.errorhandler(HTTPException)
-    def http_error(e: HTTPException):
-        if not _wants_json():
-            return e
-        message = e.description or e.name
-        if e.code == 405:
-            message = f"{request.method} is not allowed on {request.path}."
-        elif e.code == 404:
-            message = f"Nothing at {request.path}."
-        resp = error_response(e.code or 500, _code(e), message)
-        if e.code == 405 and getattr(e, "valid_methods", None):
-            resp.headers["Allow"] = ", ".join(e.valid_methods)
-        return resp
 
     @app.errorhandler(OperationalError)
     @app.errorhandler(PoolTimeout)
@@ -86,4 +75,5 @@ def register_error_handlers(app: Flask) -> None:
     def database_error(e: DBAPIError):
         if e.connection_invalidated:
             return database_away(e)
-        raise e
+        log.exception("database error on %s %s", request.method, request.path)
+        return error_response(500, "internal_error", "The site failed (a database error); this is not your fault.")

@@ -59,23 +59,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--no-runner", action="store_true", help="the site alone")
     args = ap.parse_args(argv)
+    return serve(args.host, args.port, runner=not args.no_runner)
+
+
+def serve(host: str, port: int, *, runner: bool = True) -> int:
+    """The site on SQLite in the instance folder, with a local runner (``python -m web`` calls this)."""
     os.environ.pop("DATABASE_URL", None)
     from . import create_app
 
     app = create_app({"DATABASE_URL": None})
-    base = f"http://{args.host}:{args.port}"
-    runner = None
-    if not args.no_runner:
+    base = f"http://{host}:{port}"
+    with_runner, runner = runner, None
+    if with_runner:
         token_file = _runner_token(app)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         runner = subprocess.Popen([sys.executable, "-m", "runner", "--server", base, "--executor", "local",
                                    "--token-file", str(token_file), "--work-dir",
                                    str(Path(app.instance_path) / "jobs")], env=env, cwd=str(ROOT))
-    print(f"\n  minisgl practice: {base}\n  log in (once, within 24 h): {_login_link(app, base)}\n"
+    print(f"\n  minisgl practice: {base}/  (Ctrl+C stops it)\n  log in (once, within 24 h): {_login_link(app, base)}\n"
           f"  grading: {'a local runner (python -m runner --executor local)' if runner else 'no runner'}; "
           f"database: {app.extensions['grading'].db.url}\n", flush=True)
     try:
-        app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
+        from werkzeug.serving import run_simple
+
+        run_simple(host, port, app, threaded=True, use_reloader=False)
     finally:
         if runner is not None:
             runner.terminate()

@@ -73,7 +73,7 @@ def test_cancel(app, accounts):
     r = c.post(f"/api/v1/submissions/{sid}/cancel", headers=bearer(tok))
     assert (r.status_code, r.json["status"]) == (200, "cancelled")
     again = c.post(f"/api/v1/submissions/{sid}/cancel", headers=bearer(tok))
-    assert (again.status_code, again.json["error"]) == (409, "already_finished")
+    assert (again.status_code, again.json["error"]["code"]) == (409, "already_finished")
 
 
 def test_another_learners_submission_is_404_but_staff_see_it(app, accounts):
@@ -83,7 +83,7 @@ def test_another_learners_submission_is_404_but_staff_see_it(app, accounts):
     for path, method in ((f"/api/v1/submissions/{sid}", "get"), (f"/api/v1/submissions/{sid}/events", "get"),
                          (f"/api/v1/submissions/{sid}/cancel", "post")):
         r = getattr(c, method)(path, headers=bearer(bob))
-        assert (r.status_code, r.json["error"]) == (404, "not_found"), path
+        assert (r.status_code, r.json["error"]["code"]) == (404, "not_found"), path
     assert c.get("/api/v1/submissions", headers=bearer(bob)).json["submissions"] == []
     assert c.get(f"/api/v1/submissions/{sid}", headers=bearer(staff)).json["user"] == "alice"
     assert len(c.get("/api/v1/submissions?all=1", headers=bearer(staff)).json["submissions"]) == 1
@@ -96,13 +96,13 @@ def test_429_with_retry_after_and_503_when_paused(app, accounts, grading):
     grading.queue.config.rate_limit = 2
     assert submit(c, tok).status_code == 201 and submit(c, tok).status_code == 201
     r = submit(c, tok)
-    assert (r.status_code, r.json["error"]) == (429, "rate_limited") and int(r.headers["Retry-After"]) >= 1
+    assert (r.status_code, r.json["error"]["code"]) == (429, "rate_limited") and int(r.headers["Retry-After"]) >= 1
     grading.queue.config.rate_limit, grading.queue.config.queue_cap = 100, 2
     r = submit(c, accounts.user("bob"))
-    assert (r.status_code, r.json["error"]) == (429, "queue_full") and int(r.headers["Retry-After"]) > 0
+    assert (r.status_code, r.json["error"]["code"]) == (429, "queue_full") and int(r.headers["Retry-After"]) > 0
     grading.queue.set_intake_paused(True)
     r = submit(c, tok)
-    assert (r.status_code, r.json["error"]) == (503, "intake_paused") and "Retry-After" in r.headers
+    assert (r.status_code, r.json["error"]["code"]) == (503, "intake_paused") and "Retry-After" in r.headers
 
 
 def _csrf(html: str) -> str:
@@ -126,7 +126,7 @@ def test_password_login_session_cookie_and_csrf(app, accounts):
     assert me["user"] == {"username": "alice", "staff": False}
     body = {"exercise": EX, "code": "x = 1", "mode": "gpu"}
     refused = c.post("/api/v1/submissions", json=body)
-    assert (refused.status_code, refused.json["error"]) == (403, "csrf_failed")
+    assert (refused.status_code, refused.json["error"]["code"]) == (403, "csrf_failed")
     wrong = c.post("/api/v1/submissions", json=body, headers={"X-CSRF-Token": "nope"})
     assert wrong.status_code == 403
     made = c.post("/api/v1/submissions", json=body, headers={"X-CSRF-Token": me["csrf_token"]})

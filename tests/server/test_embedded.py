@@ -1,6 +1,6 @@
-"""The embedded default: ``python -m web.embedded`` starts the site on SQLite with a local runner, and a
-GPU-mode submission made with the session cookie (as the page does) is judged, on the CPU with emulated
-CUDA graphs here, and the verdict says so."""
+"""The embedded default: ``python -m web`` (the README's ``make run``) starts the site on SQLite with a local
+runner, and a GPU-mode submission made with the session cookie (as the page does) is judged, on the CPU with
+emulated CUDA graphs here, and the verdict says so."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ def test_embedded_default_judges_a_gpu_submission_end_to_end(tmp_path):
     env = {**os.environ, "MINISGL_PRACTICE_INSTANCE_PATH": str(tmp_path / "instance"), "PYTHONPATH": str(ROOT)}
     env.pop("DATABASE_URL", None)
     log = open(tmp_path / "embedded.log", "w+")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "web.embedded", "--port", str(port)], cwd=str(ROOT), env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "web", "--port", str(port)], cwd=str(ROOT), env=env,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{port}"
         wait_http(base + "/api/v1/grading", 60, proc)
         text = (tmp_path / "embedded.log").read_text()
         link = re.search(r"log in \(once, within 24 h\): (\S+)", text).group(1)
-        assert f"minisgl practice: {base}" in text and "practice.sqlite3" in text
+        assert f"minisgl practice: {base}/" in text and "practice.sqlite3" in text
         s = requests.Session()
         page = s.get(link, timeout=10)
         csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
@@ -56,7 +56,7 @@ def test_embedded_default_judges_a_gpu_submission_end_to_end(tmp_path):
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)
     # a second start reuses the database and the runner's token
-    proc = subprocess.Popen([sys.executable, "-m", "web.embedded", "--port", str(port)], cwd=str(ROOT), env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "web", "--port", str(port)], cwd=str(ROOT), env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_http(base + "/api/v1/grading", 60, proc)

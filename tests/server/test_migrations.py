@@ -55,8 +55,8 @@ def test_a_site_on_an_unmigrated_database_answers_503_saying_what_to_run(backend
     url = _empty_url(backend, request, tmp_path)
     app = create_app({"DATABASE_URL": url, "SECRET_KEY": "x"})
     r = app.test_client().get("/api/v1/grading")
-    assert r.status_code == 503 and r.json["error"] == "database_not_migrated"
-    assert "flask --app web db upgrade" in r.json["message"]
+    assert r.status_code == 503 and r.json["error"]["code"] == "database_not_migrated"
+    assert "flask --app web db upgrade" in r.json["error"]["message"]
     app.extensions["grading"].db.dispose()
 
 

@@ -39,7 +39,7 @@ def test_every_endpoint_refuses_a_missing_or_wrong_token(world):
             r = c.open(path.format(sid=sid), method=method, json={},
                        headers={"Authorization": header} if header else {})
             assert r.status_code == 401, (method, path, header, r.status_code)
-            assert r.is_json and r.json["error"] == "unauthorized"
+            assert r.is_json and r.json["error"]["code"] == "unauthorized"
     for method, path in RUNNER_ENDPOINTS:  # a learner's token is not a runner's
         r = c.open(path.format(sid=sid), method=method, json={}, headers={"Authorization": f"Bearer {alice}"})
         assert r.status_code == 401
@@ -52,7 +52,7 @@ def test_another_learners_submission_is_not_found(world):
     c, _alice, bob, _runner, sid = world
     for method, path in LEARNER_ENDPOINTS[2:5]:
         r = c.open(path.format(sid=sid), method=method, headers={"Authorization": f"Bearer {bob}"})
-        assert (r.status_code, r.json["error"]) == (404, "not_found")
+        assert (r.status_code, r.json["error"]["code"]) == (404, "not_found")
 
 
 def _cases(sid: int) -> list[tuple]:
@@ -91,7 +91,8 @@ def _cases(sid: int) -> list[tuple]:
         ("learner", "POST", sub, {"json": {**ok, "admin": True}}, 400),
         ("learner", "POST", sub, {"data": '{"a":' * 5000 + "1" + "}" * 5000, "content_type": "application/json"}, 400),
         ("learner", "GET", f"{sub}?limit=abc", {}, 400),
-        ("learner", "GET", f"{sub}?limit=" + "9" * 5000, {}, 400),
+        ("learner", "GET", f"{sub}?limit=" + "9" * 5000, {}, 414),
+        ("learner", "GET", f"{sub}?limit=1e5", {}, 400),
         ("learner", "GET", f"{sub}/abc", {}, 404),
         ("learner", "GET", f"{sub}/-1", {}, 404),
         ("learner", "GET", f"{sub}/99999999999999999999999", {}, 404),
@@ -150,6 +151,8 @@ def test_malformed_and_oversized_requests_get_a_4xx_json_error(world):
         headers = {"Authorization": f"Bearer {tokens[who]}"} if tokens[who] else {}
         r = c.open(path, method=method, headers=headers, **kw)
         body = r.get_json(silent=True)
-        if r.status_code != want or not isinstance(body, dict) or not body.get("error") or not body.get("message"):
+        err = body.get("error") if isinstance(body, dict) else None
+        if r.status_code != want or not isinstance(err, dict) or err.get("status") != want or not err.get("code") \
+                or not err.get("message"):
             failures.append((method, path[:80], want, r.status_code, r.get_data(as_text=True)[:200]))
     assert not failures, failures
