@@ -39,7 +39,13 @@ def _form_csrf() -> None:
 
 @bp.app_context_processor
 def _template_globals():
-    return {"csrf_token": auth.csrf_token, "current_user": lambda: g.get("user")}
+    def user():
+        try:
+            return auth.current_user()
+        except ApiError:  # a bad bearer token on a page: nobody
+            return None
+
+    return {"csrf_token": auth.csrf_token, "current_user": user}
 
 
 @bp.route("/login", methods=["GET", "POST"])
