@@ -18,5 +18,6 @@ RUN useradd --system --uid 10002 --user-group --home-dir /var/lib/practice --cre
 USER practice
 EXPOSE 8000
 ENTRYPOINT ["site-entrypoint"]
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gthread", "--threads", "64", \
-     "--timeout", "120", "--graceful-timeout", "30", "--access-logfile", "-", "web:create_app()"]
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gthread", "--threads", "128", \
+     "--timeout", "120", "--graceful-timeout", "30", "--keep-alive", "30", "--access-logfile", "-", \
+     "web:create_app()"]

@@ -26,6 +26,7 @@ from . import db as dbm
 from .apierror import ApiError, register_error_handlers
 from .notify import Hub
 from .queue import Queue, QueueConfig
+from .watch import Board
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class Grading:
     db: dbm.Database
     queue: Queue
     hub: Hub
+    board: Board
     schema_ok: bool = False
     _reaper: threading.Thread | None = field(default=None, repr=False)
 
@@ -121,7 +123,8 @@ def init_grading(app: Flask) -> Grading:
         _migrate_default(app, url)
     db = dbm.open_database(url)
     hub = Hub(db, poll_s=float(app.config["POLL_SECONDS"]))
-    grading = Grading(db=db, queue=Queue(db, QueueConfig.from_app_config(app.config), hub), hub=hub)
+    grading = Grading(db=db, queue=Queue(db, QueueConfig.from_app_config(app.config), hub), hub=hub,
+                      board=Board(db, hub))
     app.extensions["grading"] = grading
     app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     app.config["SESSION_COOKIE_SECURE"] = bool(app.config["SESSION_COOKIE_SECURE"])

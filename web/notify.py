@@ -88,11 +88,10 @@ class Hub:
                     self.poke()  # anything may have happened while we were not listening
                     while not self._stop.is_set():
                         got = False
-                        for _ in conn.notifies(timeout=5.0, stop_after=64):
+                        for _ in conn.notifies(timeout=5.0):
                             got = True
-                        if got:
-                            self.poke()
-                        else:
+                            self.poke()  # at once: the generator only ends at its timeout
+                        if not got:
                             conn.execute("SELECT 1")  # notices a dead connection within the timeout
             except Exception as e:  # noqa: BLE001 - reconnect after the database comes back
                 log.debug("queue listen failed: %s", e)

@@ -36,6 +36,7 @@ from .queue import Refused
 bp = Blueprint("submissions", __name__)
 JUDGE_MODE = {"gpu": "gpu", "cpu": "local"}  # a submission's mode -> the exercise mode it needs
 FIELDS = {"exercise", "code", "mode", "run"}
+POSITION_EVERY_S = 1.0  # a stream sends a queue-position change at most this often (state changes at once)
 
 
 @functools.cache
@@ -194,7 +195,7 @@ def events(sub_id: int):
         _own(s, sub_id)
     heartbeat = float(current_app.config["SSE_HEARTBEAT_SECONDS"])
 
-    def state() -> tuple[str, dict[str, Any]]:
+    def full() -> tuple[str, dict[str, Any]]:
         with grading.db.session() as s:
             sub = s.get(Submission, sub_id)
             data = submission_json(grading, s, sub, verdict=sub.state == DONE)
@@ -202,27 +203,48 @@ def events(sub_id: int):
 
     def stream() -> Iterator[str]:
         yield "retry: 2000\n\n"
-        n, last, last_sent = 0, None, time.monotonic()
+        n, last_sent, last_moved = 0, time.monotonic(), 0.0
+        status, data = None, None
         seen = grading.hub.version
         until = time.monotonic() + 3600  # a stream lasts an hour at most; the browser reconnects
-        while time.monotonic() < until:
-            try:
-                status, data = state()
-            except SQLAlchemyError:
-                status, data = None, None  # the database is away: keep the stream, try again
-            key = (status, data.get("position") if data else None)
-            if status is not None and key != last:
-                n += 1
-                last, last_sent = key, time.monotonic()
-                yield _sse(status, data, n)
-                if status in (DONE, CANCELLED):
-                    return
-            wait = heartbeat - (time.monotonic() - last_sent)
-            if wait <= 0:
-                yield ": heartbeat\n\n"
-                last_sent = time.monotonic()
-                continue
-            seen = grading.hub.wait(seen, min(wait, 5.0))
+        grading.board.add(sub_id)
+        try:
+            while time.monotonic() < until:
+                wait_more = None
+                try:
+                    now = grading.board.get(sub_id) if status is not None else None
+                    if now is None or now[0] != status:
+                        new_status, new_data = full()  # its own state changed (or the first time): the whole row
+                    elif now[1] != data.get("position"):
+                        # only its place in the queue: at most one such event a second (a queue of n draining
+                        # under n watchers is n*n events otherwise)
+                        wait_more = POSITION_EVERY_S - (time.monotonic() - last_moved)
+                        new_status, new_data = status, ({**data, "position": now[1]} if wait_more <= 0 else data)
+                    else:
+                        new_status, new_data = status, data
+                except SQLAlchemyError:
+                    new_status, new_data = None, None  # the database is away: keep the stream, try again
+                if new_status is not None and (new_status, new_data.get("position")) != \
+                        (status, data.get("position") if data else None):
+                    if new_status == status:
+                        last_moved = time.monotonic()
+                    status, data = new_status, new_data
+                    n += 1
+                    last_sent = time.monotonic()
+                    yield _sse(status, data, n)
+                    if status in (DONE, CANCELLED):
+                        return
+                wait = heartbeat - (time.monotonic() - last_sent)
+                if wait <= 0:
+                    yield ": heartbeat\n\n"
+                    last_sent = time.monotonic()
+                    continue
+                if wait_more is not None and wait_more > 0:
+                    time.sleep(min(wait_more, wait))  # then look again (the position may have moved more)
+                    continue
+                seen = grading.hub.wait(seen, min(wait, 5.0))
+        finally:
+            grading.board.remove(sub_id)
 
     return Response(stream(), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -139,7 +139,7 @@ class Site:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
              "--worker-class", "gthread", "--threads", str(self.threads), "--timeout", "60",
-             "--graceful-timeout", "2", "--chdir", str(ROOT), "web:create_app()"],
+             "--graceful-timeout", "2", "--keep-alive", "30", "--chdir", str(ROOT), "web:create_app()"],
             env=env, stdout=self.log, stderr=self.log, start_new_session=True, cwd=str(ROOT))
         wait_http(self.url + "/api/v1/grading", timeout, self.proc)
         return self
