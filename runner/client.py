@@ -27,6 +27,15 @@ class LeaseLost(Exception):
         self.reason = reason
 
 
+def _error(r: requests.Response) -> dict[str, Any]:
+    """The site's JSON error object (``{"error": {"code", "message", ...}}``), or {}."""
+    try:
+        err = r.json().get("error")
+    except (ValueError, AttributeError):
+        return {}
+    return err if isinstance(err, dict) else {}
+
+
 class ServerClient:
     def __init__(self, server: str, token: str, *, stop: threading.Event | None = None, timeout: float = 10.0):
         self.base = server.rstrip("/") + "/api/v1/runner"
@@ -53,7 +62,7 @@ class ServerClient:
             try:
                 r = self._session().post(self.base + path, json=body, timeout=timeout)
                 if r.status_code == 401:
-                    raise Unauthorized(r.json().get("message", "unauthorized") if r.content else "unauthorized")
+                    raise Unauthorized(_error(r).get("message", "unauthorized"))
                 if r.status_code < 500 and r.status_code != 429:
                     return r
                 why = f"HTTP {r.status_code}"
@@ -85,7 +94,7 @@ class ServerClient:
     def heartbeat(self, job_id: int, lease_id: str) -> float:
         r = self._post(f"/jobs/{job_id}/heartbeat", {"lease_id": lease_id}, timeout=self.timeout, retry_for=5.0)
         if r.status_code == 409:
-            raise LeaseLost(r.json().get("reason", "lost"))
+            raise LeaseLost(_error(r).get("reason", "lost"))
         r.raise_for_status()
         return float(r.json()["lease_seconds"])
 
@@ -95,7 +104,7 @@ class ServerClient:
         r = self._post(f"/jobs/{job_id}/result", {"lease_id": lease_id, "verdict": verdict, "judged_on": judged_on},
                        timeout=self.timeout * 3, retry_for=retry_for, on_retry=on_retry)
         if r.status_code == 409:
-            raise LeaseLost(r.json().get("reason", "lost"))
+            raise LeaseLost(_error(r).get("reason", "lost"))
         r.raise_for_status()
         return True
 
@@ -103,5 +112,5 @@ class ServerClient:
         body = {"lease_id": lease_id, "reason": "failed" if failed else "stopping", "message": message[:500]}
         r = self._post(f"/jobs/{job_id}/release", body, timeout=self.timeout, retry_for=10.0)
         if r.status_code == 409:
-            raise LeaseLost(r.json().get("reason", "lost"))
+            raise LeaseLost(_error(r).get("reason", "lost"))
         r.raise_for_status()

@@ -33,7 +33,7 @@ from judge.exercise import ExerciseError, find_exercise
 from judge.isolation import Outcome as SideOutcome
 from judge.verdict import Verdict
 
-from .sandbox import ContainerLimits, ContainerResult, DockerSandbox, SandboxError
+from .sandbox import ContainerLimits, ContainerResult, DockerSandbox, SandboxError, _read_out
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 JOB_ARGV = ["python", "-m", "runner.job", "/in", "/out"]
@@ -282,6 +282,7 @@ class LocalExecutor(Executor):
                 (in_dir / rel).write_bytes(data)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("MINISGL_RUNNER_", "MINISGL_PRACTICE_"))}
             env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+            env["HOME"] = str(job_dir)  # the learner side's private folder goes under it
             if limits.gpu is not None:
                 env["CUDA_VISIBLE_DEVICES"] = str(limits.gpu)
             # the tiny models' real folder: the learner's sandbox keeps it visible by path (a symlinked
@@ -310,9 +311,7 @@ class LocalExecutor(Executor):
                 res.exit_code = proc.returncode
             res.wall_s = round(time.monotonic() - t0, 3)
             res.log_tail = (job_dir / "log").read_bytes()[-4000:].decode("utf-8", "replace")
-            verdict = out_dir / "verdict.json"
-            if verdict.is_file() and not verdict.is_symlink():
-                res.files_out["verdict.json"] = verdict.read_bytes()[: limits.out_mb * 2**20]
+            res.files_out = _read_out(out_dir, limits.out_mb * 2**20)
             return res
         finally:
             shutil.rmtree(job_dir, ignore_errors=True)

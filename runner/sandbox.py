@@ -119,6 +119,15 @@ class DockerSandbox:
         self.owner = owner
         self.user = user
         self.client = client or docker.from_env(timeout=120)
+        self._ncpu: int | None = None
+
+    def host_cpus(self) -> int:
+        if self._ncpu is None:
+            try:
+                self._ncpu = int(self.client.info().get("NCPU") or os.cpu_count() or 1)
+            except Exception:  # noqa: BLE001
+                self._ncpu = os.cpu_count() or 1
+        return self._ncpu
 
     def check_image(self) -> str:
         """The image's id; SandboxError (saying how to build it) when it is missing."""
@@ -184,7 +193,7 @@ class DockerSandbox:
                         Mount("/out", str(out_dir), type="bind", read_only=False)]
                 + [Mount(m, None, type="tmpfs", read_only=True, tmpfs_size=4096) for m in mask],
                 mem_limit=limits.memory_mb * mb, memswap_limit=limits.memory_mb * mb, mem_swappiness=0,
-                nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
+                nano_cpus=int(min(limits.cpus, self.host_cpus()) * 1e9), pids_limit=limits.pids,
                 cap_drop=["ALL"], security_opt=["no-new-privileges"],
                 ulimits=[Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
                          Ulimit(name="core", soft=0, hard=0),
