@@ -76,7 +76,7 @@ def build_base(force: bool = False) -> float:
         finally:
             shutil.rmtree(rootfs, ignore_errors=True)
         log(f"root file system cached at {tarball} ({time.monotonic() - t0:.0f} s)")
-    subprocess.run(["docker", "import", "--change", "ENV PATH=/usr/local/bin:/usr/bin:/bin", str(tarball), BASE_IMAGE],
+    subprocess.run(["docker", "import", "--change", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", str(tarball), BASE_IMAGE],
                    check=True, stdout=subprocess.DEVNULL)
     log(f"{BASE_IMAGE}: imported ({time.monotonic() - t0:.0f} s)")
     return time.monotonic() - t0
@@ -114,12 +114,14 @@ def build_image(name: str, offline: bool, base: str | None, network: str | None)
     import docker
 
     dockerfile, requirements, tag_online, tag_offline = IMAGES[name]
+    if name == "site" and not (ROOT / "web" / "static" / "dist" / "exercise.js").is_file():
+        sys.exit("[build] the site's scripts are not built: run `make site` first (npm ci + esbuild)")
     tag = tag_offline if offline else tag_online
     t0 = time.monotonic()
     buildargs = {"BASE": base or (BASE_IMAGE if offline else ONLINE_BASE)}
     wheels = None
     if offline:
-        wheels = CACHE / "wheels"
+        wheels = CACHE / f"wheels-{name}"  # only this image's: the context (and a COPY layer) carry them
         log(f"{tag}: downloading wheels on the host ({', '.join(requirements)})")
         download_wheels(requirements, wheels)
         buildargs["PIP_ARGS"] = "--no-index --find-links /wheels"

@@ -14,7 +14,7 @@ COPY exercises /opt/practice/exercises
 COPY docker/site-entrypoint.sh /usr/local/bin/site-entrypoint
 ENV PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin PYTHONPATH=/opt/practice PYTHONUNBUFFERED=1
 WORKDIR /opt/practice
-RUN useradd --system --uid 10002 --user-group --home-dir /var/lib/practice --create-home practice
+RUN /usr/sbin/useradd --system --uid 10002 --user-group --home-dir /var/lib/practice --create-home practice
 USER practice
 EXPOSE 8000
 ENTRYPOINT ["site-entrypoint"]

@@ -31,9 +31,9 @@ def _request(method: str, url: str, token: str, body: dict | None = None, timeou
         return urllib.request.urlopen(req, timeout=timeout)  # noqa: S310 - the user's own server
     except urllib.error.HTTPError as e:
         try:
-            err = json.loads(e.read().decode("utf-8", "replace"))
-            msg = f"{err.get('error')}: {err.get('message')}"
-        except ValueError:
+            err = json.loads(e.read().decode("utf-8", "replace"))["error"]
+            msg = f"{err.get('code')}: {err.get('message')}"
+        except (ValueError, KeyError, TypeError, AttributeError):
             msg = e.reason
         retry = e.headers.get("Retry-After")
         raise RemoteError(f"HTTP {e.code} {msg}" + (f" (retry after {retry} s)" if retry else "")) from None
@@ -81,9 +81,13 @@ def cmd_submit(args) -> int:
         print(f"no such file: {_rel(path)}", file=sys.stderr)
         return 2
 
+    said: list[tuple] = []
+
     def status(sub: dict[str, Any]) -> None:
-        if args.json:
+        key = (sub["status"], sub.get("position"))
+        if args.json or (said and said[-1] == key):
             return
+        said.append(key)
         if sub["status"] == "queued":
             print(f"  queued (position {sub['position']})", file=sys.stderr)
         elif sub["status"] == "running":
