@@ -195,7 +195,10 @@ def events(sub_id: int):
         _own(s, sub_id)
     heartbeat = float(current_app.config["SSE_HEARTBEAT_SECONDS"])
 
+    read_at = [0.0]  # when this stream last started reading its own row
+
     def full() -> tuple[str, dict[str, Any]]:
+        read_at[0] = time.monotonic()
         with grading.db.session() as s:
             sub = s.get(Submission, sub_id)
             data = submission_json(grading, s, sub, verdict=sub.state == DONE)
@@ -212,7 +215,7 @@ def events(sub_id: int):
             while time.monotonic() < until:
                 wait_more = None
                 try:
-                    now = grading.board.get(sub_id) if status is not None else None
+                    now = grading.board.get(sub_id, read_at[0]) if status is not None else None
                     if now is None or now[0] != status:
                         new_status, new_data = full()  # its own state changed (or the first time): the whole row
                     elif now[1] != data.get("position"):

@@ -41,12 +41,15 @@ class Board:
             if self.watched[sub_id] <= 0:
                 del self.watched[sub_id]
 
-    def get(self, sub_id: int) -> tuple[str, int | None] | None:
-        """(state, queue position) of a watched submission, as of the hub's current version."""
+    def get(self, sub_id: int, not_before: float = 0.0) -> tuple[str, int | None] | None:
+        """(state, queue position) of a watched submission, as of the hub's current version, from a read that
+        started at or after ``not_before`` (time.monotonic(): a stream's own last read of its row, so that
+        what it sends never goes back in time)."""
         with self._lock:
             version = self.hub.version  # read before the query: the snapshot is at least this new
-            if version != self._version or time.monotonic() - self._at > MAX_AGE_S:
+            if version != self._version or self._at < not_before or time.monotonic() - self._at > MAX_AGE_S:
                 ids = list(self.watched)
+                started = time.monotonic()
                 with self.db.session() as s:
                     q = select(Submission.id, Submission.state).where(Submission.id.in_(ids))
                     states = dict(s.execute(q).all())
@@ -56,5 +59,5 @@ class Board:
                                            .order_by(Submission.id)).all()
                         order = {sid: i + 1 for i, sid in enumerate(queued)}
                 self._snap = {sid: (state, order.get(sid)) for sid, state in states.items()}
-                self._version, self._at = version, time.monotonic()
+                self._version, self._at = version, started
             return self._snap.get(sub_id)

@@ -128,3 +128,29 @@ def test_practice_judge_submit_from_a_shell(site_factory, tmp_path):
     no_token = subprocess.run([sys.executable, "practice/judge.py", "submit", EX, str(good), "--server", site.url,
                                "--token", "msu_wrong"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert no_token.returncode == 2 and "HTTP 401" in no_token.stderr
+
+
+def test_an_idle_event_stream_gets_heartbeats_and_sees_a_cancel(site_factory, tmp_path):
+    import threading
+
+    from server.conftest import Accounts
+    from server.pieces import fresh_database
+    from server.sse import Stream
+    from web.db import open_database
+
+    url = fresh_database("sqlite", None, tmp_path)
+    db = open_database(url)
+    token = Accounts(db).user("alice")
+    db.dispose()
+    site = site_factory(url, env={"MINISGL_PRACTICE_SSE_HEARTBEAT_SECONDS": "1"})
+    sub = _submit(site, token, "x = 1")  # no runner: it stays queued
+    stream = Stream()
+    t = threading.Thread(target=watch, args=(f"{site.url}{sub['links']['events']}", token, 60, stream))
+    t.start()
+    time.sleep(3.5)
+    r = requests.post(f"{site.url}{sub['links']['cancel']}", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    assert r.json()["status"] == "cancelled"
+    t.join(30)
+    assert [e.name for e in stream.events] == ["queued", "cancelled"]
+    assert stream.events[0].data["position"] == 1
+    assert len(stream.heartbeats) >= 2  # one a second while nothing happened
