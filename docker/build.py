@@ -76,8 +76,9 @@ def build_base(force: bool = False) -> float:
         finally:
             shutil.rmtree(rootfs, ignore_errors=True)
         log(f"root file system cached at {tarball} ({time.monotonic() - t0:.0f} s)")
-    subprocess.run(["docker", "import", "--change", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", str(tarball), BASE_IMAGE],
-                   check=True, stdout=subprocess.DEVNULL)
+    path = "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    subprocess.run(["docker", "import", "--change", path, str(tarball), BASE_IMAGE], check=True,
+                   stdout=subprocess.DEVNULL)
     log(f"{BASE_IMAGE}: imported ({time.monotonic() - t0:.0f} s)")
     return time.monotonic() - t0
 
@@ -110,7 +111,8 @@ def context_tar(dockerfile: str, wheels: Path | None) -> tempfile.SpooledTempora
     return f
 
 
-def build_image(name: str, offline: bool, base: str | None, network: str | None) -> tuple[str, float]:
+def build_image(name: str, offline: bool, base: str | None, network: str | None,
+                no_cache: bool = False) -> tuple[str, float]:
     import docker
 
     dockerfile, requirements, tag_online, tag_offline = IMAGES[name]
@@ -132,7 +134,7 @@ def build_image(name: str, offline: bool, base: str | None, network: str | None)
     ctx = context_tar(dockerfile, wheels)
     try:
         stream = client.api.build(fileobj=ctx, custom_context=True, dockerfile=f"docker/{dockerfile}", tag=tag,
-                                  buildargs=buildargs, rm=True, forcerm=True, decode=True,
+                                  buildargs=buildargs, rm=True, forcerm=True, decode=True, nocache=no_cache,
                                   network_mode="none" if offline else network)
         last = []
         for chunk in stream:
@@ -158,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{BASE_IMAGE})")
     ap.add_argument("--network", default=None, help="the build's network when online (e.g. host)")
     ap.add_argument("--force-base", action="store_true", help="run debootstrap again")
+    ap.add_argument("--no-cache", action="store_true", help="rebuild every layer (to time a build from scratch)")
     args = ap.parse_args(argv)
     what = ["job", "site", "runner"] if "all" in args.what else args.what
     unknown = [w for w in what if w != "base" and w not in IMAGES]
@@ -167,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         build_base(force=args.force_base)
     for name in what:
         if name != "base":
-            build_image(name, args.offline, args.base, args.network)
+            build_image(name, args.offline, args.base, args.network, args.no_cache)
     return 0
 
 
