@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The grading server's benchmark, on PostgreSQL (a cluster started here) and on SQLite, with the site under
-gunicorn on 127.0.0.1 (4 gthread workers x 128 threads: an SSE stream holds a thread) and runners as HTTP clients (no judging: the queue's
-own costs). Prints, per database:
+gunicorn on 127.0.0.1 (4 gthread workers x 128 threads: an SSE stream holds a thread) and runners as HTTP
+clients (no judging: the queue's own costs). Prints, per database:
 
 - claims per second with 8 concurrent runners (each claim followed by its result, 400 jobs);
 - the median overhead from submit to claimed (a runner long-polling), and from result posted to the
@@ -15,6 +15,7 @@ own costs). Prints, per database:
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -180,6 +181,7 @@ def run(kind: str, pg: PgCluster | None) -> dict:
         return out
     finally:
         world.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
