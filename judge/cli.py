@@ -242,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trusted", action="store_true", help="also judge every file in trusted mode: same verdicts")
     p.set_defaults(fn=cmd_check)
     sub.add_parser("doctor", help="what this machine can judge").set_defaults(fn=cmd_doctor)
+    from .remote import add_parser as add_submit
+
+    add_submit(sub)  # submit: judge on a grading server
     return ap
 
 

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,14 +17,18 @@ from flask import Flask, url_for
 
 from judge.exercise import ExerciseError
 
-from .config import load_config
+from .config import instance_secret_key, load_config
 
 STATIC = Path(__file__).resolve().parent / "static"
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
-    app = Flask(__name__, instance_relative_config=True)
+    # the instance folder (the default SQLite database, the secret key): MINISGL_PRACTICE_INSTANCE_PATH or ./instance
+    app = Flask(__name__, instance_relative_config=True,
+                instance_path=os.environ.get("MINISGL_PRACTICE_INSTANCE_PATH") or None)
     app.config.update(load_config(config))
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
 
     from . import api, pages
     from .catalog import CatalogCache
@@ -62,4 +67,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
 
+    from .grading import init_grading
+
+    init_grading(app)  # the grading server: database, queue, accounts, runner API, staff page
     return app

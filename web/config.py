@@ -10,7 +10,7 @@ from typing import Any
 PREFIX = "MINISGL_PRACTICE_"
 
 DEFAULTS: dict[str, Any] = {
-    "SECRET_KEY": None,  # None: a random key per process (sessions do not survive a restart)
+    "SECRET_KEY": None,  # None: a random key kept in the instance folder (``secret_key``), made on first start
     "EXERCISES_DIR": None,  # None: judge's default ($MINISGL_EXERCISES, else the checkout's exercises/)
     "MAX_QUERY_BYTES": 2048,  # a longer query string is refused with 414 (pages and API alike)
     "BROWSER_SITE": None,  # the built browser assets (tools/build_browser.py); None: .cache/browser/site
@@ -36,6 +36,23 @@ def load_config(overrides: Mapping[str, Any] | None = None, environ: Mapping[str
             name = key[len(PREFIX):]
             config[name] = _parse(raw, DEFAULTS.get(name))
     config.update(overrides or {})
-    if not config.get("SECRET_KEY"):
-        config["SECRET_KEY"] = os.urandom(32).hex()
     return config
+
+
+def instance_secret_key(instance_path: str) -> str:
+    """The key kept in ``<instance>/secret_key`` (made once, mode 0600): every worker and restart share it."""
+    path = os.path.join(instance_path, "secret_key")
+    os.makedirs(instance_path, exist_ok=True)
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(os.urandom(32).hex())
+        try:
+            os.link(tmp, path)  # atomic: of two processes starting at once, one key wins
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    with open(path, encoding="ascii") as f:
+        return f.read().strip()

@@ -24,6 +24,11 @@ ERROR_SCHEMA = {
                 "status": {"type": "integer", "description": "The HTTP status code, repeated."},
                 "code": {"type": "string", "description": "A stable machine-readable name, e.g. not_found."},
                 "message": {"type": "string", "description": "What went wrong, for a person."},
+                "retry_after": {"type": "integer", "description": "Seconds to wait before trying again (429, 503; "
+                                "also the Retry-After header)."},
+                "reason": {"type": "string", "description": "Runner API, 409: why the lease is lost (cancelled, "
+                           "lease_expired, finished, unknown_job)."},
+                "login_url": {"type": "string", "description": "Where to log in (401 from /api/v1/me)."},
             },
         }
     },

@@ -10,10 +10,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import api
+from . import accounts, api, runners, submissions
 from .errors import ERROR_SCHEMA
 
-SOURCES = [api]  # modules with PATHS and SCHEMAS
+SOURCES = [api, submissions, runners, accounts]  # modules with PATHS and SCHEMAS
 
 
 def document() -> dict[str, Any]:
@@ -23,10 +23,16 @@ def document() -> dict[str, Any]:
             "title": "minisgl practice",
             "version": str(api.VERSION),
             "description": "The practice site's JSON API: exercises, their statements and starters, the reference "
-                           "solutions. Errors are JSON (`Error`) with a status code that fits.",
+                           "solutions; the grading server's submissions (learners) and jobs (runners). Errors are "
+                           "JSON (`Error`) with a status code that fits.",
         },
         "paths": {},
-        "components": {"schemas": {"Error": ERROR_SCHEMA}},
+        "components": {"schemas": {"Error": ERROR_SCHEMA}, "securitySchemes": {
+            "bearerAuth": {"type": "http", "scheme": "bearer", "description": "A learner's API token (msu_...)."},
+            "sessionCookie": {"type": "apiKey", "in": "cookie", "name": "practice_session",
+                              "description": "The site's login; changes also need the X-CSRF-Token header."},
+            "runnerToken": {"type": "http", "scheme": "bearer", "description": "A runner's token (msr_...)."},
+        }},
     }
     for module in SOURCES:
         for path, item in module.PATHS.items():

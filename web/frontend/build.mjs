@@ -12,7 +12,7 @@ rmSync(outdir, { recursive: true, force: true });
 const common = { bundle: true, minify: true, target: ["es2020"], outdir, legalComments: "none", metafile: true, logLevel: "warning" };
 const results = await Promise.all([
   // ES modules, loaded with <script type="module">
-  esbuild.build({ ...common, format: "esm", entryPoints: { exercise: src("exercise.js"), list: src("list.js") } }),
+  esbuild.build({ ...common, format: "esm", entryPoints: { exercise: src("exercise.js"), list: src("list.js"), server: src("server.js") } }),
   // a classic script in <head>: sets the theme before the first paint
   esbuild.build({ ...common, format: "iife", entryPoints: { theme: src("theme.js") } }),
 ]);

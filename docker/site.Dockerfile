@@ -1,0 +1,23 @@
+# The site: Flask on gunicorn (threads: Server-Sent Events hold a thread each while they wait).
+# Context: the repository root.
+ARG BASE=python:3.11-slim-bookworm
+FROM ${BASE}
+ARG PIP_ARGS=""
+COPY docker/wheels/ /wheels/
+COPY docker/requirements-site.txt /tmp/requirements-site.txt
+RUN python3 -m venv /opt/venv \
+ && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check ${PIP_ARGS} -r /tmp/requirements-site.txt \
+ && rm -rf /wheels
+COPY web /opt/practice/web
+COPY judge /opt/practice/judge
+COPY exercises /opt/practice/exercises
+COPY docker/site-entrypoint.sh /usr/local/bin/site-entrypoint
+ENV PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin PYTHONPATH=/opt/practice PYTHONUNBUFFERED=1
+WORKDIR /opt/practice
+RUN /usr/sbin/useradd --system --uid 10002 --user-group --home-dir /var/lib/practice --create-home practice
+USER practice
+EXPOSE 8000
+ENTRYPOINT ["site-entrypoint"]
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gthread", "--threads", "128", \
+     "--timeout", "120", "--graceful-timeout", "30", "--keep-alive", "30", "--access-logfile", "-", \
+     "web:create_app()"]

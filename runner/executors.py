@@ -1,0 +1,331 @@
+"""Executors: how a runner judges one job. Both run ``python -m runner.job IN OUT`` and read the verdict
+from ``OUT/verdict.json``:
+
+- ``docker`` (the default on a GPU machine): in a fresh container (``runner.sandbox``), one GPU per job;
+- ``local``: as a subprocess in its own session, for development and the embedded default.
+
+A submission's mode ``gpu`` is judged in the judge's mode ``gpu`` on a slot with a GPU; on a slot without
+one (``--emulate-gpu``) it is judged in mode ``local``, where CUDA graphs are emulated (``EmulatedGraph``),
+and ``judged_on`` says so. Mode ``cpu`` is judged in mode ``local``.
+
+``Executor.judge`` returns an ``Outcome``: a verdict to post, or a hand-back (the job goes back to the queue
+unjudged: the runner is stopping, or the sandbox itself failed).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judge.exercise import ExerciseError, find_exercise
+from judge.isolation import Outcome as SideOutcome
+from judge.verdict import Verdict
+
+from .sandbox import ContainerLimits, ContainerResult, DockerSandbox, SandboxError, _read_out
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+JOB_ARGV = ["python", "-m", "runner.job", "/in", "/out"]
+STARTUP_S = 30.0  # beyond the exercise's own time limit: the container, Python and the judge starting
+
+
+@dataclass
+class Slot:
+    """Where one job runs at a time: a GPU (``gpu_id``, ``gpu_name``) or a CPU slot."""
+
+    name: str
+    gpu_id: str | None = None
+    gpu_name: str | None = None
+
+
+@dataclass
+class Outcome:
+    verdict: dict[str, Any] | None
+    judged_on: dict[str, Any] = field(default_factory=dict)
+    handback: bool = False
+    reason: str = ""
+
+
+def _verdict(job: dict[str, Any], status: str, message: str, mode: str) -> dict[str, Any]:
+    v = Verdict(status=status, exercise=str(job.get("exercise", "")), mode=mode, run=bool(job.get("run")),
+                message=message)
+    return v.finalize().to_dict()  # no tests: finalize keeps a timeout, runtime or internal error as it is
+
+
+def interpret(job: dict[str, Any], mode: str, res: ContainerResult, limits: ContainerLimits) -> dict[str, Any]:
+    """The verdict of a finished run: the file it wrote, else what happened to it (never its stdout)."""
+    raw = res.files_out.get("verdict.json")
+    if res.exit_code == 0 and raw is not None:
+        try:
+            return Verdict.from_dict(json.loads(raw)).to_dict()
+        except (ValueError, KeyError, TypeError):
+            pass
+    if res.out_overflow:
+        return _verdict(job, "runtime_error", f"Your code wrote more than {limits.out_mb} MB into the job's output "
+                        "folder and was stopped.", mode)
+    if res.timed_out:
+        return _verdict(job, "timeout", f"The judging ran past the runner's hard limit of {limits.wall_s:g} s "
+                        "and was killed.", mode)
+    if res.oom_killed:
+        return _verdict(job, "runtime_error", f"The judging ran out of memory (the limit is {limits.memory_mb} MB) "
+                        "and was killed.", mode)
+    return _verdict(job, "internal_error", "The runner's judging process failed without a verdict (not your "
+                    f"fault): exit status {res.exit_code}.\n{res.log_tail[-1500:]}", mode)
+
+
+class Executor:
+    kind = "base"
+
+    def __init__(self, *, emulate_gpu: bool = False, memory_mb: int = 4096, cpus: float = 1.0):
+        self.emulate_gpu = emulate_gpu
+        self.memory_mb = memory_mb
+        self.cpus = cpus
+
+    def prepare(self) -> None:
+        """Check what the executor needs, once, before the first claim (raise to refuse to start)."""
+
+    def modes(self, slot: Slot) -> list[str]:
+        return ["gpu", "cpu"] if slot.gpu_id is not None or self.emulate_gpu else ["cpu"]
+
+    def judge_mode(self, job: dict[str, Any], slot: Slot) -> str:
+        return "gpu" if job.get("mode") == "gpu" and slot.gpu_id is not None else "local"
+
+    def judged_on(self, job: dict[str, Any], slot: Slot) -> dict[str, Any]:
+        mode = self.judge_mode(job, slot)
+        emulated = job.get("mode") == "gpu" and mode != "gpu"
+        d: dict[str, Any] = {"executor": self.kind, "slot": slot.name, "mode": mode,
+                             "device": "cuda" if mode == "gpu" else "cpu", "gpu": slot.gpu_name if mode == "gpu"
+                             else None, "emulated": emulated}
+        if emulated:
+            d["note"] = ("This runner has no GPU: the submission was judged on the CPU, where CUDA graphs are "
+                         "emulated (EmulatedGraph replays only the captured buffers).")
+        return d
+
+    def limits(self, job: dict[str, Any], slot: Slot) -> ContainerLimits:
+        try:
+            time_limit = float(find_exercise(str(job["exercise"])).time_limit)
+        except (ExerciseError, KeyError):
+            time_limit = 60.0
+        return ContainerLimits(wall_s=time_limit + STARTUP_S, memory_mb=self.memory_mb, cpus=self.cpus,
+                               gpu=slot.gpu_id if self.judge_mode(job, slot) == "gpu" else None)
+
+    def judge(self, job: dict[str, Any], slot: Slot, cancel: threading.Event) -> Outcome:
+        """Judge in the judge's trusted mode: the screen here first, then ``judge_sides``."""
+        from judge.referee import prescreen
+
+        mode = self.judge_mode(job, slot)
+        on = self.judged_on(job, slot)
+        try:
+            exercise = find_exercise(str(job["exercise"]))
+        except (ExerciseError, KeyError):
+            return Outcome(_verdict(job, "internal_error", f"This runner has no exercise {job.get('exercise')!r}: "
+                                    "it is older than the site (not your fault).", mode), on)
+        code = str(job["code"])
+        refused = prescreen(exercise, code, "submission.py", mode, bool(job.get("run")))
+        if refused is not None:
+            return Outcome(refused.to_dict(), on)
+        spec = {"exercise": exercise.slug, "mode": mode, "run": bool(job.get("run")),
+                "seed": random.SystemRandom().randrange(2**31)}
+        try:
+            verdict = self.judge_sides(exercise, spec, code, self.limits(job, slot), cancel)
+        except SandboxError as e:
+            return Outcome(None, on, handback=True, reason=str(e))
+        if verdict is None:
+            return Outcome(None, on, handback=True, reason="cancelled")
+        return Outcome(verdict, on)
+
+    def judge_sides(self, exercise, spec: dict[str, Any], code: str, limits: ContainerLimits,
+                    cancel: threading.Event) -> dict[str, Any] | None:
+        """The verdict (None: cancelled)."""
+        raise NotImplementedError
+
+    def run(self, argv: list[str], files_in: dict[str, bytes], limits: ContainerLimits,
+            cancel: threading.Event | None, mask: tuple[str, ...] = ()) -> ContainerResult:
+        raise NotImplementedError
+
+
+def read_side(res: ContainerResult, job: dict[str, Any], limits: ContainerLimits, *, learner: bool) -> SideOutcome:
+    """One side's outcome from its container: the file its PID 1 wrote, else what happened to it."""
+    raw = res.files_out.get("outcome.json")
+    if res.exit_code == 0 and raw is not None:
+        try:
+            d = json.loads(raw)
+            checks = d.get("checks") or {}
+            if not isinstance(checks, dict) or not all(isinstance(v, list) for v in checks.values()):
+                raise ValueError("checks")
+            return SideOutcome(Verdict.from_dict(d["verdict"]), {str(k): v for k, v in checks.items()},
+                               reported=bool(d.get("reported", True)))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            if learner:  # what the learner's process reported is not ours to own
+                v = _verdict(job, "runtime_error", "Your process's report could not be read.", job["mode"])
+                return SideOutcome(Verdict.from_dict(v), {}, reported=True)
+    v = Verdict.from_dict(interpret(job, job["mode"], ContainerResult(
+        exit_code=res.exit_code if raw is None else -1, timed_out=res.timed_out, oom_killed=res.oom_killed,
+        out_overflow=res.out_overflow, log_tail=res.log_tail), limits))
+    return SideOutcome(v, {}, reported=False)
+
+
+class DockerExecutor(Executor):
+    """Trusted mode with one container per side: the reference's container has the engine; the learner's
+    has only the copy ``prepare_learner_tree`` makes (the targets' bodies removed), with the image's engine
+    and exercises masked by empty mounts. This process, which never runs the learner's code, decides."""
+
+    kind = "docker"
+    MASK = ("/opt/minisgl/minisgl", "/opt/minisgl/exercises")  # the image's own engine and exercises
+    MEASURES = ["docker", "container-per-side", "no-network", "read-only-root", "no-capabilities", "non-root",
+                "no-reference-on-disk", "process", "python-isolated", "private-dir"]
+
+    def __init__(self, *, image: str, work_dir: str, owner: str = "runner", **kw: Any):
+        super().__init__(**kw)
+        self.sandbox = DockerSandbox(image, work_dir, owner=owner)
+
+    def prepare(self) -> None:
+        self.sandbox.check_image()
+        self.sandbox.remove_leftovers()
+
+    def run(self, argv, files_in, limits, cancel, mask=()):
+        return self.sandbox.run_container(argv, files_in, limits, cancel, mask=mask)
+
+    def judge_sides(self, exercise, spec, code, limits, cancel):
+        from judge.referee import decide, prepare_learner_tree
+
+        with tempfile.TemporaryDirectory(prefix="learner-tree-") as tmp:
+            tree = prepare_learner_tree(exercise, tmp)
+            tree_files = {f"tree/{p.relative_to(tree.root)}": p.read_bytes()
+                          for p in sorted(tree.root.rglob("*")) if p.is_file()}
+        learner_in = {"job.json": json.dumps({**spec, "role": "learner", "measures": self.MEASURES}).encode(),
+                      "submission.py": code.encode("utf-8"), **tree_files}
+        reference_in = {"job.json": json.dumps({**spec, "role": "reference"}).encode()}
+        both = threading.Event()  # one side failing to start cancels the other
+        stop = _Either(cancel, both)
+        results: dict[str, ContainerResult | BaseException] = {}
+
+        def side(name: str, files: dict[str, bytes], mask: tuple[str, ...]) -> None:
+            try:
+                results[name] = self.run(JOB_ARGV, files, limits, stop, mask=mask)
+            except BaseException as e:  # noqa: BLE001 - re-raised below, in this thread
+                results[name] = e
+                both.set()
+
+        threads = [threading.Thread(target=side, args=("reference", reference_in, ())),
+                   threading.Thread(target=side, args=("learner", learner_in, self.MASK))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for r in results.values():
+            if isinstance(r, BaseException):
+                raise r if isinstance(r, SandboxError) else SandboxError(f"{type(r).__name__}: {r}")
+        ref, mine = results["reference"], results["learner"]
+        if ref.cancelled or mine.cancelled:
+            return None
+        job = {"exercise": exercise.slug, "mode": spec["mode"], "run": spec["run"]}
+        verdict = decide(exercise, read_side(ref, job, limits, learner=False), read_side(mine, job, limits,
+                                                                                          learner=True),
+                         self.MEASURES)
+        return verdict.to_dict()
+
+
+class _Either:
+    """An event that is set when either of two is (``is_set`` only: what the sandbox polls)."""
+
+    def __init__(self, a: threading.Event, b: threading.Event):
+        self.a, self.b = a, b
+
+    def is_set(self) -> bool:
+        return self.a.is_set() or self.b.is_set()
+
+
+class LocalExecutor(Executor):
+    """The same job entry as in the container, as a subprocess (no container: for development)."""
+
+    kind = "local"
+
+    def __init__(self, *, work_dir: str | None = None, **kw: Any):
+        kw.setdefault("emulate_gpu", True)
+        super().__init__(**kw)
+        self.work_dir = work_dir
+
+    def prepare(self) -> None:
+        if self.work_dir:
+            os.makedirs(self.work_dir, exist_ok=True)
+
+    def judge_sides(self, exercise, spec, code, limits, cancel):
+        """The whole trusted judging in one subprocess (``judge_trusted``: reference and learner processes,
+        the judge's own sandbox where the kernel allows it)."""
+        files = {"job.json": json.dumps({**spec, "role": "trusted"}).encode(), "submission.py": code.encode("utf-8")}
+        res = self.run(JOB_ARGV, files, limits, cancel)
+        if res.cancelled:
+            return None
+        return interpret({"exercise": exercise.slug, "run": spec["run"]}, spec["mode"], res, limits)
+
+    def run(self, argv, files_in, limits, cancel, mask=()):
+        job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=self.work_dir))
+        t0 = time.monotonic()
+        try:
+            in_dir, out_dir = job_dir / "in", job_dir / "out"
+            in_dir.mkdir()
+            out_dir.mkdir()
+            for rel, data in files_in.items():
+                (in_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                (in_dir / rel).write_bytes(data)
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("MINISGL_RUNNER_", "MINISGL_PRACTICE_"))}
+            env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+            env["HOME"] = str(job_dir)  # the learner side's private folder goes under it
+            if limits.gpu is not None:
+                env["CUDA_VISIBLE_DEVICES"] = str(limits.gpu)
+            # the tiny models' real folder: the learner's sandbox keeps it visible by path (a symlinked
+            # models/ would be hidden with the repository)
+            models = os.environ.get("MINISGL_TEST_MODELS") or str(REPO_ROOT / "models" / "test")
+            env["MINISGL_TEST_MODELS"] = str(Path(models).resolve())
+            with open(job_dir / "log", "wb") as log:
+                proc = subprocess.Popen([sys.executable, "-m", "runner.job", str(in_dir), str(out_dir)],
+                                        cwd=str(job_dir), env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                        stderr=log, start_new_session=True)
+            res = ContainerResult(exit_code=None)
+            while proc.poll() is None:
+                if time.monotonic() - t0 > limits.wall_s:
+                    res.timed_out = True
+                elif cancel is not None and cancel.is_set():
+                    res.cancelled = True
+                if res.timed_out or res.cancelled:
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    proc.wait()
+                    break
+                time.sleep(0.05)
+            if not (res.timed_out or res.cancelled):
+                res.exit_code = proc.returncode
+            res.wall_s = round(time.monotonic() - t0, 3)
+            res.log_tail = (job_dir / "log").read_bytes()[-4000:].decode("utf-8", "replace")
+            res.files_out = _read_out(out_dir, limits.out_mb * 2**20)
+            return res
+        finally:
+            shutil.rmtree(job_dir, ignore_errors=True)
+
+
+def make_executor(name: str, **kw: Any) -> Executor:
+    """``docker``, ``local``, or ``package.module:Class`` (an Executor subclass)."""
+    if name == "docker":
+        return DockerExecutor(**kw)
+    if name == "local":
+        kw.pop("image", None)
+        kw.pop("owner", None)
+        return LocalExecutor(**kw)
+    if ":" in name:
+        module, _, cls = name.partition(":")
+        return getattr(importlib.import_module(module), cls)(**kw)
+    raise ValueError(f"unknown executor {name!r} (docker, local, or module:Class)")

@@ -1,0 +1,139 @@
+"""Fixtures of the grading-server tests: real databases (SQLite files, a PostgreSQL cluster started here),
+the site under gunicorn, runners as processes, the Docker daemon and the CPU job image."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import IN_CI, need
+
+from server.pieces import ROOT, PgCluster, Site, docker_ok, fresh_database, have_postgres, start_dockerd
+
+JOB_IMAGE = os.environ.get("MINISGL_TEST_JOB_IMAGE", "minisgl-job:cpu")
+
+
+@pytest.fixture(scope="session")
+def pg():
+    need(have_postgres(), "PostgreSQL is not installed (apt-get install -y postgresql)")
+    cluster = PgCluster().start()
+    yield cluster
+    cluster.destroy()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request):
+    return request.param
+
+
+@pytest.fixture
+def db_url(backend, request, tmp_path):
+    pg = request.getfixturevalue("pg") if backend == "postgresql" else None
+    return fresh_database(backend, pg, tmp_path)
+
+
+@pytest.fixture
+def app(db_url, tmp_path):
+    from web import create_app
+
+    app = create_app({"DATABASE_URL": db_url, "TESTING": True, "SECRET_KEY": "test", "REAPER_SECONDS": 0,
+                      "SSE_HEARTBEAT_SECONDS": 1, "POLL_SECONDS": 0.1})
+    app.instance_path = str(tmp_path / "instance")
+    yield app
+    grading = app.extensions["grading"]
+    grading.hub.stop()
+    grading.db.dispose()
+
+
+@pytest.fixture
+def grading(app):
+    return app.extensions["grading"]
+
+
+@dataclass
+class Accounts:
+    """Users, tokens and runners made directly in the database (what the admin commands do)."""
+
+    db: object
+
+    def user(self, name: str, password: str = "correct horse", staff: bool = False) -> str:
+        from web import auth
+
+        auth.create_user(self.db, name, password, staff=staff)
+        return auth.create_api_token(self.db, name)
+
+    def runner(self, name: str) -> str:
+        from web import auth
+
+        return auth.create_runner(self.db, name)
+
+
+@pytest.fixture
+def accounts(grading):
+    return Accounts(grading.db)
+
+
+@pytest.fixture
+def site_factory(tmp_path):
+    started: list[Site] = []
+
+    def make(db_url: str, **kw) -> Site:
+        site = Site(db_url, tmp_path, **kw).start()
+        started.append(site)
+        return site
+
+    yield make
+    for s in started:
+        s.kill()
+
+
+@pytest.fixture(scope="session")
+def docker_daemon():
+    need(start_dockerd(), "no Docker daemon (apt-get install -y docker.io; dockerd --iptables=false --bridge=none)")
+    return True
+
+
+@pytest.fixture(scope="session")
+def job_image(docker_daemon):
+    """The CPU job image, built offline when missing (debootstrap base, host wheels): see docker/build.py."""
+    import docker
+
+    client = docker.from_env()
+    build = os.environ.get("MINISGL_TEST_BUILD_IMAGE", "1" if IN_CI else "0") == "1"
+    if build:  # in CI the image is (re)built from this checkout: cached layers make it quick after the first time
+        subprocess.run([sys.executable, str(ROOT / "docker" / "build.py"), "job", "--offline"], check=True)
+    try:
+        client.images.get(JOB_IMAGE)
+    except docker.errors.ImageNotFound:
+        need(False, f"the job image {JOB_IMAGE} is missing: python docker/build.py job --offline")
+    return JOB_IMAGE
+
+
+@pytest.fixture(scope="session")
+def docker_client(docker_daemon):
+    import docker
+
+    assert docker_ok()
+    return docker.from_env(timeout=120)
+
+
+def reference_code(slug: str = "graph-capture-loop") -> str:
+    from judge.exercise import find_exercise
+    from judge.reference import reference_source
+
+    return reference_source(find_exercise(slug))
+
+
+def mutant_code(slug: str = "graph-capture-loop", name: str = "no_warm_up") -> str:
+    return (ROOT / "exercises" / slug / "mutants" / f"{name}.py").read_text()
+
+
+@pytest.fixture
+def job_dir(tmp_path) -> Path:
+    d = tmp_path / "jobs"
+    d.mkdir()
+    return d

@@ -1,0 +1,34 @@
+"""A test executor for the queue's fault tests: it judges nothing, it sleeps a while and answers a verdict
+that names the job's code and this execution (a nonce), so a test can tell which execution's result was
+stored. ``python -m runner --executor server.sleepy:SleepyExecutor`` (tests/ on PYTHONPATH).
+
+The judging itself is tested with the real executors elsewhere; the subject here is the queue: leases,
+kills, restarts, retries.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import uuid
+
+from runner.executors import Executor, Outcome, Slot
+
+
+class SleepyExecutor(Executor):
+    kind = "sleepy"
+
+    def __init__(self, **kw):
+        kw = {k: v for k, v in kw.items() if k in ("emulate_gpu", "memory_mb", "cpus")}
+        super().__init__(**{**kw, "emulate_gpu": True})
+        self.lo = float(os.environ.get("SLEEPY_MIN", "0.05"))
+        self.hi = float(os.environ.get("SLEEPY_MAX", "0.3"))
+
+    def judge(self, job, slot: Slot, cancel: threading.Event) -> Outcome:
+        if cancel.wait(random.uniform(self.lo, self.hi)):
+            return Outcome(None, self.judged_on(job, slot), handback=True, reason="cancelled")
+        verdict = {"status": "accepted", "exercise": job["exercise"], "mode": "local",
+                   "message": f"{job['code']}|{uuid.uuid4().hex}",
+                   "tests": [{"name": "test_sleep", "status": "pass"}]}
+        return Outcome(verdict, self.judged_on(job, slot))

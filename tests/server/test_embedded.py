@@ -1,0 +1,85 @@
+"""The embedded default: ``python -m web`` (the README's ``make run``) starts the site on SQLite with a local
+runner, and a GPU-mode submission made with the session cookie (as the page does) is judged, on the CPU with
+emulated CUDA graphs here, and the verdict says so."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import requests
+
+from server.conftest import reference_code
+from server.pieces import ROOT, free_port, wait_http
+from server.sse import watch
+
+
+def test_embedded_default_judges_a_gpu_submission_end_to_end(tmp_path):
+    port = free_port(8300, 8399)
+    env = {**os.environ, "MINISGL_PRACTICE_INSTANCE_PATH": str(tmp_path / "instance"), "PYTHONPATH": str(ROOT)}
+    env.pop("DATABASE_URL", None)
+    log = open(tmp_path / "embedded.log", "w+")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "web", "--port", str(port)], cwd=str(ROOT), env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_http(base + "/api/v1/grading", 60, proc)
+        text = (tmp_path / "embedded.log").read_text()
+        link = re.search(r"log in \(once, within 24 h\): (\S+)", text).group(1)
+        assert f"minisgl practice: {base}/" in text and "practice.sqlite3" in text
+        s = requests.Session()
+        page = s.get(link, timeout=10)
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+        assert s.post(link, data={"csrf_token": csrf}, timeout=10, allow_redirects=False).status_code == 302
+        me = s.get(f"{base}/api/v1/me", timeout=10).json()
+        assert me["user"] == {"username": "me", "staff": True}
+        t0 = time.monotonic()
+        while s.get(f"{base}/api/v1/grading", timeout=10).json()["runners"] < 1:
+            assert time.monotonic() - t0 < 60, "the embedded runner never showed up"
+            time.sleep(0.5)
+        r = s.post(f"{base}/api/v1/submissions", headers={"X-CSRF-Token": me["csrf_token"]}, timeout=10,
+                   json={"exercise": "graph-capture-loop", "code": reference_code(), "mode": "gpu"})
+        assert r.status_code == 201, r.text
+        # the page's EventSource sends the cookie: so does this session
+        stream = watch_cookie(s, f"{base}{r.json()['links']['events']}")
+        done = stream[-1]
+        assert done["status"] == "done" and done["result"] == "accepted", done["verdict"]["message"]
+        assert done["judged_on"]["emulated"] is True and "emulated" in done["judged_on"]["note"]
+        assert done["verdict"]["mode"] == "local" and done["verdict"]["env"]["device"] == "cpu"
+        assert (tmp_path / "instance" / "practice.sqlite3").exists()
+        assert oct((tmp_path / "instance" / "embedded-runner-token").stat().st_mode & 0o777) == "0o600"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+    # a second start reuses the database and the runner's token
+    proc = subprocess.Popen([sys.executable, "-m", "web", "--port", str(port)], cwd=str(ROOT), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_http(base + "/api/v1/grading", 60, proc)
+        t0 = time.monotonic()
+        while requests.get(f"{base}/api/v1/grading", timeout=10).json()["runners"] < 1:
+            assert time.monotonic() - t0 < 60
+            time.sleep(0.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+
+
+def watch_cookie(session: requests.Session, url: str) -> list[dict]:
+    import json
+
+    events = []
+    with session.get(url, stream=True, timeout=(5, 120)) as r:
+        for line in r.iter_lines(decode_unicode=True):
+            if line and line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+                if events[-1]["status"] in ("done", "cancelled"):
+                    break
+    return events
+
+
+_ = watch  # the token-based client lives in server.sse

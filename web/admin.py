@@ -1,0 +1,245 @@
+"""Admin commands: ``flask --app web db|users|runners|queue ...``.
+
+Tokens and links are printed once and stored hashed: copy them when they are shown.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from flask import Flask, current_app
+from flask.cli import AppGroup
+from sqlalchemy import select, update
+
+from . import auth
+from . import db as dbm
+from .db import utcnow
+from .models import QUEUED, RUNNING, Runner, Submission, User
+
+db_cli = AppGroup("db", help="The database schema (Alembic migrations).")
+users_cli = AppGroup("users", help="Learner and staff accounts, invitations, API tokens.")
+runners_cli = AppGroup("runners", help="GPU runners and their tokens.")
+queue_cli = AppGroup("queue", help="The submissions queue.")
+
+
+def _grading():
+    return current_app.extensions["grading"]
+
+
+def _base_url() -> str:
+    return (current_app.config.get("PUBLIC_URL") or "http://127.0.0.1:5000").rstrip("/")
+
+
+def _fail(message: str) -> None:
+    raise click.ClickException(message)
+
+
+# --- db -------------------------------------------------------------------------------------------------------
+
+
+@db_cli.command("upgrade")
+@click.argument("revision", default="head")
+def db_upgrade(revision: str):
+    """Apply the migrations up to REVISION (default: the newest)."""
+    dbm.upgrade(_grading().db.url, revision)
+    click.echo(f"database at {dbm.current_revision(_grading().db)}")
+
+
+@db_cli.command("downgrade")
+@click.argument("revision")
+def db_downgrade(revision: str):
+    """Undo migrations down to REVISION ('base' drops every table)."""
+    dbm.downgrade(_grading().db.url, revision)
+    click.echo(f"database at {dbm.current_revision(_grading().db) or 'base'}")
+
+
+@db_cli.command("current")
+def db_current():
+    """The schema revision of the database, and the one this code needs."""
+    click.echo(f"database: {dbm.current_revision(_grading().db) or 'base (empty)'}; code: {dbm.head_revision()}")
+
+
+# --- users ----------------------------------------------------------------------------------------------------
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    return click.prompt("Password", hide_input=True, confirmation_prompt=True)
+
+
+@users_cli.command("create")
+@click.argument("username")
+@click.option("--staff", is_flag=True, help="Staff see every submission and the staff page.")
+@click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin.")
+@click.option("--no-password", is_flag=True, help="No password: log in with a link (users login-link).")
+def users_create(username: str, staff: bool, password_stdin: bool, no_password: bool):
+    """Create an account."""
+    password = None if no_password else _read_password(password_stdin)
+    try:
+        user = auth.create_user(_grading().db, username, password, staff=staff)
+    except auth.AccountError as e:
+        _fail(str(e))
+    click.echo(f"created {'staff' if staff else 'learner'} {user.username}")
+
+
+@users_cli.command("password")
+@click.argument("username")
+@click.option("--password-stdin", is_flag=True)
+def users_password(username: str, password_stdin: bool):
+    """Set a user's password (logs out their other sessions)."""
+    try:
+        auth.set_password(_grading().db, username, _read_password(password_stdin))
+    except auth.AccountError as e:
+        _fail(str(e))
+    click.echo(f"password of {username} changed")
+
+
+@users_cli.command("list")
+def users_list():
+    with _grading().db.session() as s:
+        for u in s.scalars(select(User).order_by(User.username)):
+            flags = ",".join(f for f, on in (("staff", u.is_staff), ("disabled", u.disabled),
+                                               ("no-password", not u.password_hash)) if on)
+            click.echo(f"{u.username:24} {flags}")
+
+
+@users_cli.command("disable")
+@click.argument("username")
+def users_disable(username: str):
+    """Lock an account out (its sessions and tokens stop working)."""
+    with _grading().db.session() as s:
+        n = s.execute(update(User).where(User.username == username.lower())
+                      .values(disabled=True, session_epoch=User.session_epoch + 1)).rowcount
+    if not n:
+        _fail(f"No user {username!r}.")
+    click.echo(f"disabled {username}")
+
+
+@users_cli.command("invite")
+@click.option("--staff", is_flag=True, help="The account made from the link is staff.")
+@click.option("--hours", default=72.0, show_default=True, help="How long the link works.")
+def users_invite(staff: bool, hours: float):
+    """Print a one-time link with which someone creates their account."""
+    token = auth.create_link(_grading().db, kind="invite", hours=hours, staff=staff, created_by="admin")
+    click.echo(f"{_base_url()}/invite/{token}")
+
+
+@users_cli.command("login-link")
+@click.argument("username")
+@click.option("--hours", default=24.0, show_default=True)
+def users_login_link(username: str, hours: float):
+    """Print a one-time login link for an existing user."""
+    try:
+        token = auth.create_link(_grading().db, kind="login", hours=hours, username=username, created_by="admin")
+    except auth.AccountError as e:
+        _fail(str(e))
+    click.echo(f"{_base_url()}/login/link/{token}")
+
+
+@users_cli.command("token")
+@click.argument("username")
+@click.option("--name", default="command line", show_default=True)
+def users_token(username: str, name: str):
+    """Print a new API token for USERNAME (shown once)."""
+    try:
+        click.echo(auth.create_api_token(_grading().db, username, name))
+    except auth.AccountError as e:
+        _fail(str(e))
+
+
+# --- runners --------------------------------------------------------------------------------------------------
+
+
+@runners_cli.command("add")
+@click.argument("name")
+def runners_add(name: str):
+    """Register a runner; prints its token once (python -m runner --server URL --token TOKEN)."""
+    try:
+        click.echo(auth.create_runner(_grading().db, name))
+    except auth.AccountError as e:
+        _fail(str(e))
+
+
+@runners_cli.command("remove")
+@click.argument("name")
+def runners_remove(name: str):
+    """Disable a runner's token (its jobs in hand go back to the queue when their leases expire)."""
+    with _grading().db.session() as s:
+        row = s.scalar(select(Runner).where(Runner.name == name.lower()))
+        if row is None:
+            _fail(f"No runner {name!r}.")
+        row.disabled = True
+        row.name = f"{row.name}~removed{row.id}"[:64]  # the name is free for a new registration
+    click.echo(f"removed {name}")
+
+
+@runners_cli.command("list")
+def runners_list():
+    now = utcnow()
+    with _grading().db.session() as s:
+        for r in s.scalars(select(Runner).where(Runner.disabled.is_(False)).order_by(Runner.name)):
+            seen = f"{(now - r.last_seen_at).total_seconds():.0f} s ago" if r.last_seen_at else "never"
+            click.echo(f"{r.name:20} modes={r.modes or '-':10} gpu={r.gpu or 'none':24} last seen {seen}")
+
+
+# --- queue ----------------------------------------------------------------------------------------------------
+
+
+@queue_cli.command("list")
+@click.option("--all", "show_all", is_flag=True, help="The last 50 of every state, not just queued and running.")
+def queue_list(show_all: bool):
+    with _grading().db.session() as s:
+        q = select(Submission).order_by(Submission.id.desc()).limit(50)
+        if not show_all:
+            q = q.where(Submission.state.in_((QUEUED, RUNNING)))
+        rows = list(s.scalars(q))
+        for j in reversed(rows):
+            runner = j.runner.name if j.runner else "-"
+            click.echo(f"{j.id:6} {j.state:9} {j.result or '':15} {j.exercise:28} {j.mode:3} "
+                       f"user={j.user.username} attempts={j.attempts} runner={runner}")
+        if not rows:
+            click.echo("the queue is empty")
+
+
+@queue_cli.command("requeue")
+@click.argument("job_id", type=int)
+def queue_requeue(job_id: int):
+    if not _grading().queue.requeue(job_id):
+        _fail(f"No job {job_id}.")
+    click.echo(f"job {job_id} queued again")
+
+
+@queue_cli.command("cancel")
+@click.argument("job_id", type=int)
+def queue_cancel(job_id: int):
+    state = _grading().queue.cancel(job_id)
+    if not state:
+        _fail(f"No job {job_id}.")
+    click.echo(f"job {job_id} is {state}")
+
+
+@queue_cli.command("pause")
+def queue_pause():
+    """Stop taking submissions (503 with Retry-After); the queue keeps being judged."""
+    _grading().queue.set_intake_paused(True)
+    click.echo("intake paused")
+
+
+@queue_cli.command("resume")
+def queue_resume():
+    _grading().queue.set_intake_paused(False)
+    click.echo("intake open")
+
+
+@queue_cli.command("reap")
+def queue_reap():
+    """Return expired leases to the queue now (the site does it every few seconds by itself)."""
+    requeued, failed = _grading().queue.reap()
+    click.echo(f"requeued {requeued}, ended as internal_error {failed}")
+
+
+def register_commands(app: Flask) -> None:
+    for group in (db_cli, users_cli, runners_cli, queue_cli):
+        app.cli.add_command(group)

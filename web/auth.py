@@ -1,0 +1,280 @@
+"""Who is asking: passwords, tokens, sessions and CSRF.
+
+- Passwords are hashed with scrypt (``werkzeug.security``); tokens and one-time links are random (256
+  bits) and stored as their SHA-256 only, so the database never holds anything that logs someone in.
+- A learner authenticates with the session cookie (the site's pages) or ``Authorization: Bearer <token>``
+  (the command line). A wrong bearer token is refused even if a cookie is present.
+- Cookie-authenticated requests that change something need the session's CSRF token (header
+  ``X-CSRF-Token`` or form field ``csrf_token``); bearer-token requests need none (a browser never adds
+  them on its own).
+- Runners authenticate with their own tokens (``msr_...``), learners' tokens (``msu_...``) never work there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from flask import current_app, g, request, session
+from sqlalchemy import select, update
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from .apierror import ApiError
+from .db import Database, utcnow
+from .models import ApiToken, Invite, Runner, User
+
+USER_TOKEN_PREFIX = "msu_"
+RUNNER_TOKEN_PREFIX = "msr_"
+LINK_PREFIX = "msl_"
+USERNAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+PASSWORD_MIN, PASSWORD_MAX = 8, 1024
+TOKEN_MAX = 200  # longer Authorization values are refused before any lookup
+
+
+class AccountError(ValueError):
+    """Bad input to an account operation; the message says what is wrong."""
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def new_token(prefix: str) -> tuple[str, str]:
+    token = prefix + secrets.token_urlsafe(32)
+    return token, hash_token(token)
+
+
+def hash_password(password: str) -> str:
+    return generate_password_hash(password, method="scrypt")
+
+
+def check_username(username: str) -> str:
+    name = (username or "").strip().lower()
+    if not USERNAME_RE.match(name):
+        raise AccountError("A username is 1 to 64 characters: lowercase letters, digits, '.', '_' or '-', "
+                           "starting with a letter or digit.")
+    return name
+
+
+def check_password(password: str) -> str:
+    if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise AccountError(f"A password is {PASSWORD_MIN} to {PASSWORD_MAX} characters.")
+    return password
+
+
+# --- operations (used by the pages and the admin commands) ---------------------------------------------------
+
+
+def create_user(db: Database, username: str, password: str | None, *, staff: bool = False) -> User:
+    name = check_username(username)
+    with db.session() as s:
+        if s.scalar(select(User.id).where(User.username == name)) is not None:
+            raise AccountError(f"The username {name!r} is taken.")
+        user = User(username=name, password_hash=hash_password(check_password(password)) if password else None,
+                    is_staff=staff)
+        s.add(user)
+        s.flush()
+        return user
+
+
+def set_password(db: Database, username: str, password: str) -> None:
+    with db.session() as s:
+        user = s.scalar(select(User).where(User.username == check_username(username)))
+        if user is None:
+            raise AccountError(f"No user {username!r}.")
+        user.password_hash = hash_password(check_password(password))
+        user.session_epoch += 1
+
+
+def find_user(db: Database, username: str) -> User | None:
+    with db.session() as s:
+        return s.scalar(select(User).where(User.username == (username or "").strip().lower()))
+
+
+def verify_login(db: Database, username: str, password: str) -> User | None:
+    user = find_user(db, username) if isinstance(username, str) and len(username) <= 64 else None
+    if user is None or user.disabled or not user.password_hash or not isinstance(password, str) \
+            or len(password) > PASSWORD_MAX:
+        check_password_hash(_DUMMY_HASH, "x")  # the same time whether or not the user exists
+        return None
+    return user if check_password_hash(user.password_hash, password) else None
+
+
+_DUMMY_HASH = generate_password_hash("not a password", method="scrypt")
+
+
+def create_api_token(db: Database, username: str, name: str = "") -> str:
+    token, digest = new_token(USER_TOKEN_PREFIX)
+    with db.session() as s:
+        user = s.scalar(select(User).where(User.username == check_username(username)))
+        if user is None:
+            raise AccountError(f"No user {username!r}.")
+        s.add(ApiToken(user_id=user.id, name=name[:64], token_hash=digest, prefix=token[:10]))
+    return token
+
+
+def revoke_api_token(db: Database, user_id: int, token_id: int) -> bool:
+    with db.session() as s:
+        return bool(s.execute(update(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user_id,
+                                                     ApiToken.revoked_at.is_(None))
+                              .values(revoked_at=utcnow())).rowcount)
+
+
+def create_link(db: Database, *, kind: str, hours: float = 72.0, staff: bool = False, username: str | None = None,
+                created_by: str = "") -> str:
+    """A one-time link token: ``invite`` (creates an account) or ``login`` (logs ``username`` in once)."""
+    token, digest = new_token(LINK_PREFIX)
+    with db.session() as s:
+        user_id = None
+        if kind == "login":
+            user_id = s.scalar(select(User.id).where(User.username == check_username(username or "")))
+            if user_id is None:
+                raise AccountError(f"No user {username!r}.")
+        s.add(Invite(token_hash=digest, kind=kind, user_id=user_id, is_staff=staff, created_by=created_by,
+                     expires_at=utcnow() + dt.timedelta(hours=hours)))
+    return token
+
+
+def find_link(db: Database, token: str, kind: str) -> Invite | None:
+    if not isinstance(token, str) or len(token) > TOKEN_MAX:
+        return None
+    with db.session() as s:
+        link = s.scalar(select(Invite).where(Invite.token_hash == hash_token(token), Invite.kind == kind))
+        if link is None or link.used_at is not None or link.expires_at < utcnow():
+            return None
+        return link
+
+
+def use_link(db: Database, token: str, kind: str) -> Invite | None:
+    """Consume a one-time link (atomically: two uses at once, one wins)."""
+    link = find_link(db, token, kind)
+    if link is None:
+        return None
+    with db.session() as s:
+        n = s.execute(update(Invite).where(Invite.id == link.id, Invite.used_at.is_(None))
+                      .values(used_at=utcnow())).rowcount
+    return link if n == 1 else None
+
+
+def create_runner(db: Database, name: str) -> str:
+    name = check_username(name)
+    token, digest = new_token(RUNNER_TOKEN_PREFIX)
+    with db.session() as s:
+        if s.scalar(select(Runner.id).where(Runner.name == name)) is not None:
+            raise AccountError(f"A runner named {name!r} exists (remove it first to replace its token).")
+        s.add(Runner(name=name, token_hash=digest))
+    return token
+
+
+# --- requests -------------------------------------------------------------------------------------------------
+
+
+def _db() -> Database:
+    return current_app.extensions["grading"].db
+
+
+def _bearer() -> str | None:
+    """The bearer token, or None when there is no Authorization header. A malformed one is a 401."""
+    raw = request.headers.get("Authorization")
+    if raw is None:
+        return None
+    scheme, _, token = raw.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > TOKEN_MAX:
+        raise ApiError(401, "unauthorized", "The Authorization header must be 'Bearer <token>'.")
+    return token
+
+
+def current_user() -> User | None:
+    """The user of this request (cookie or bearer token), or None. A bad bearer token raises 401."""
+    if "user" in g:
+        return g.user
+    g.user, g.via_token = None, False
+    token = _bearer()
+    if token is not None:
+        if not token.startswith(USER_TOKEN_PREFIX):
+            raise ApiError(401, "unauthorized", "That token is not a learner's API token.")
+        with _db().session() as s:
+            row = s.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
+            if row is None or row.revoked_at is not None or row.user.disabled:
+                raise ApiError(401, "unauthorized", "Unknown or revoked API token.")
+            now = utcnow()
+            if row.last_used_at is None or now - row.last_used_at > dt.timedelta(minutes=1):
+                row.last_used_at = now
+            g.user, g.via_token = row.user, True
+        return g.user
+    uid = session.get("uid")
+    if uid is not None:
+        with _db().session() as s:
+            user = s.get(User, uid)
+        if user is not None and not user.disabled and session.get("epoch") == user.session_epoch:
+            g.user = user
+        else:
+            session.clear()
+    return g.user
+
+
+def login_session(user: User) -> None:
+    session.clear()
+    session["uid"], session["epoch"] = user.id, user.session_epoch
+    session["csrf"] = secrets.token_urlsafe(24)
+    session.permanent = True
+
+
+def csrf_token() -> str:
+    if "csrf" not in session:
+        session["csrf"] = secrets.token_urlsafe(24)
+    return session["csrf"]
+
+
+def check_csrf() -> None:
+    """For cookie-authenticated requests that change something."""
+    if request.method in ("GET", "HEAD", "OPTIONS") or g.get("via_token"):
+        return
+    sent = request.headers.get("X-CSRF-Token") or request.form.get("csrf_token") or ""
+    want = session.get("csrf") or ""
+    if not want or not hmac.compare_digest(str(sent).encode(), want.encode()):
+        raise ApiError(403, "csrf_failed", "Missing or wrong CSRF token (send the X-CSRF-Token header; the "
+                       "token is in GET /api/v1/me).")
+
+
+def require_user(fn: Callable) -> Callable:
+    """API endpoints: a logged-in learner (cookie + CSRF for changes) or a learner's token, else 401."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any):
+        user = current_user()
+        if user is None:
+            raise ApiError(401, "unauthorized", "Log in, or send 'Authorization: Bearer <your API token>'.")
+        check_csrf()
+        return fn(*args, **kw)
+
+    return wrapper
+
+
+def current_runner() -> Runner:
+    token = _bearer()
+    if token is None:
+        raise ApiError(401, "unauthorized", "A runner sends 'Authorization: Bearer <runner token>'.")
+    if not token.startswith(RUNNER_TOKEN_PREFIX):
+        raise ApiError(401, "unauthorized", "That token is not a runner token.")
+    with _db().session() as s:
+        runner = s.scalar(select(Runner).where(Runner.token_hash == hash_token(token)))
+    if runner is None or runner.disabled:
+        raise ApiError(401, "unauthorized", "Unknown or removed runner token.")
+    return runner
+
+
+def require_runner(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any):
+        g.runner = current_runner()
+        return fn(*args, **kw)
+
+    return wrapper

@@ -1,0 +1,132 @@
+"""The grading server's tables. The submissions table is the queue: inserting a row is enqueueing it.
+
+A submission moves ``queued -> running -> done`` (or ``cancelled``); a lost lease moves it back to
+``queued``. Secrets (passwords, API tokens, runner tokens, invite and login links) are stored hashed only.
+The schema itself is created by Alembic (``web/migrations``); this module must agree with it (a test checks).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from .db import utcnow
+
+QUEUED, RUNNING, DONE, CANCELLED = "queued", "running", "done", "cancelled"
+STATES = (QUEUED, RUNNING, DONE, CANCELLED)
+FINAL_STATES = (DONE, CANCELLED)
+SUBMISSION_MODES = ("gpu", "cpu")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(256))  # None: no password login yet
+    is_staff: Mapped[bool] = mapped_column(Boolean, default=False)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    session_epoch: Mapped[int] = mapped_column(Integer, default=0)  # bumped on password change: old cookies die
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class ApiToken(Base):
+    """A learner's (or staff member's) token for the command line and scripts."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(64), default="")
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 hex of the token
+    prefix: Mapped[str] = mapped_column(String(16))  # the first characters, to recognise it in a list
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+
+    user: Mapped[User] = relationship(lazy="joined")
+
+
+class Invite(Base):
+    """A one-time link: an invitation to create an account, or a login link for an existing user."""
+
+    __tablename__ = "invites"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(16), default="invite")  # invite | login
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))  # login links
+    is_staff: Mapped[bool] = mapped_column(Boolean, default=False)  # invitations: the account made is staff
+    created_by: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    used_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+
+
+class Runner(Base):
+    __tablename__ = "runners"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    last_seen_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    modes: Mapped[str] = mapped_column(String(64), default="")  # what it last said it judges, comma-separated
+    gpu: Mapped[str | None] = mapped_column(String(128))  # its GPU's name, None on a CPU-only runner
+    version: Mapped[str] = mapped_column(String(64), default="")
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    __table_args__ = (
+        Index("ix_submissions_state_id", "state", "id"),  # the claim: oldest queued first
+        Index("ix_submissions_user_created", "user_id", "created_at"),  # the rate limit and "my submissions"
+        Index("ix_submissions_updated", "updated_at"),  # change detection for SSE on SQLite
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    exercise: Mapped[str] = mapped_column(String(128))
+    mode: Mapped[str] = mapped_column(String(8))  # gpu | cpu
+    run_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    code: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16), default=QUEUED)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_id: Mapped[str | None] = mapped_column(String(32))
+    lease_expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    runner_id: Mapped[int | None] = mapped_column(ForeignKey("runners.id", ondelete="SET NULL"))
+    result: Mapped[str | None] = mapped_column(String(32))  # the verdict's status, once done
+    verdict: Mapped[str | None] = mapped_column(Text)  # the verdict JSON, once done
+    judged_on: Mapped[str | None] = mapped_column(Text)  # JSON: runner, gpu, device, emulated
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime)  # the last claim
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime)  # done or cancelled
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+    user: Mapped[User] = relationship(lazy="joined")
+    runner: Mapped[Runner | None] = relationship(lazy="joined")
+
+    def verdict_dict(self) -> dict[str, Any] | None:
+        return json.loads(self.verdict) if self.verdict else None
+
+    def judged_on_dict(self) -> dict[str, Any] | None:
+        return json.loads(self.judged_on) if self.judged_on else None
+
+
+class Setting(Base):
+    """Site-wide switches that every worker must see (intake paused)."""
+
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text, default="")

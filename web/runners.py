@@ -1,0 +1,234 @@
+"""The runner API, under ``/api/v1/runner``: runners pull jobs over HTTPS with their own tokens.
+
+- ``POST /claim`` ``{"modes": ["gpu", "cpu"], "gpu": "NVIDIA H100" | null, "wait": 10, "version": "..."}``:
+  200 with one job and its lease, or 204 after waiting up to ``wait`` seconds (a long-poll).
+- ``POST /jobs/<id>/heartbeat`` ``{"lease_id"}``: 200 with the lease's new length; 409 once it is lost
+  (``reason``: ``cancelled``, ``lease_expired``, ``finished``).
+- ``POST /jobs/<id>/result`` ``{"lease_id", "verdict", "judged_on"}``: 200 ``{"stored": true}``; a repeat with
+  the same lease: 200 ``{"stored": false}``; a stale lease: 409.
+- ``POST /jobs/<id>/release`` ``{"lease_id", "reason": "stopping"|"failed", "message"}``: hand a job back
+  unjudged; ``stopping`` costs no attempt, ``failed`` (the runner's sandbox broke) does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, request
+from sqlalchemy import update
+
+from judge.verdict import STATUSES, TEST_STATUSES, Verdict
+
+from .apierror import ApiError, json_object
+from .auth import require_runner
+from .db import utcnow
+from .grading import Grading, get_grading
+from .models import SUBMISSION_MODES, Runner
+from .queue import LeaseLost
+from .submissions import errors_doc, ok_doc
+
+bp = Blueprint("runners", __name__, url_prefix="/api/v1/runner")
+MAX_RESULT_BYTES = 4 * 2**20  # a verdict caps each test's output and message; this bounds the whole
+
+
+@bp.before_request
+def _limitjson_object(required=False):
+    request.max_content_length = MAX_RESULT_BYTES
+
+
+def _grading() -> Grading:
+    grading = get_grading(current_app)
+    grading.check_schema()
+    return grading
+
+
+def _lease(data: dict[str, Any]) -> str:
+    lease = data.get("lease_id")
+    if not isinstance(lease, str) or not 1 <= len(lease) <= 64:
+        raise ApiError(400, "bad_lease", "'lease_id' (the claim's lease, a string) is required.")
+    return lease
+
+
+def _seen(grading: Grading, runner: Runner, modes: list[str] | None = None, gpu: str | None = None,
+          version: str | None = None) -> None:
+    """Remember that the runner is alive (at most every few seconds, unless what it said changed)."""
+    now = utcnow()
+    values: dict[str, Any] = {}
+    if modes is not None and ",".join(modes) != runner.modes:
+        values["modes"] = ",".join(modes)
+    if modes is not None and gpu != runner.gpu:
+        values["gpu"] = gpu
+    if version is not None and version != runner.version:
+        values["version"] = version
+    if values or runner.last_seen_at is None or now - runner.last_seen_at > dt.timedelta(seconds=5):
+        with grading.db.session() as s:
+            s.execute(update(Runner).where(Runner.id == runner.id).values(last_seen_at=now, **values))
+
+
+@bp.post("/claim")
+@require_runner
+def claim():
+    grading = _grading()
+    data = json_object(required=False)
+    modes = data.get("modes", ["gpu", "cpu"])
+    if not isinstance(modes, list) or not modes or any(m not in SUBMISSION_MODES for m in modes):
+        raise ApiError(400, "bad_modes", f"'modes' must be a non-empty list drawn from {list(SUBMISSION_MODES)}.")
+    gpu = data.get("gpu")
+    if gpu is not None and (not isinstance(gpu, str) or len(gpu) > 128):
+        raise ApiError(400, "bad_gpu", "'gpu' must be the GPU's name (a string of at most 128 characters) or null.")
+    version = data.get("version", "")
+    if not isinstance(version, str) or len(version) > 64:
+        raise ApiError(400, "bad_version", "'version' must be a string of at most 64 characters.")
+    wait = data.get("wait", 0)
+    if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 3600:
+        raise ApiError(400, "bad_wait", "'wait' must be a number of seconds (0 for no long-poll).")
+    wait = min(float(wait), float(current_app.config["CLAIM_WAIT_MAX_SECONDS"]))
+    runner = g.runner
+    _seen(grading, runner, sorted(set(modes)), gpu, version)
+    deadline = time.monotonic() + wait
+    seen = grading.hub.version
+    while True:
+        grading.queue.reap_if_due()
+        job = grading.queue.claim(runner.id, modes)
+        if job is not None:
+            return {"job": job.to_dict()}
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return Response(status=204)
+        seen = grading.hub.wait(seen, min(left, 2.0))
+
+
+@bp.post("/jobs/<rowid:job_id>/heartbeat")
+@require_runner
+def heartbeat(job_id: int):
+    grading = _grading()
+    lease = _lease(json_object(required=False))
+    _seen(grading, g.runner)
+    try:
+        seconds = grading.queue.heartbeat(job_id, lease)
+    except LeaseLost as e:
+        raise ApiError(409, "lease_lost", f"Job {job_id}: the lease is lost ({e.reason}); stop working on it.",
+                       reason=e.reason) from None
+    return {"lease_seconds": seconds}
+
+
+def _verdict(data: dict[str, Any]) -> dict[str, Any]:
+    raw = data.get("verdict")
+    if not isinstance(raw, dict):
+        raise ApiError(400, "bad_verdict", "'verdict' must be a verdict object (judge/verdict.schema.json).")
+    try:
+        v = Verdict.from_dict(raw)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ApiError(400, "bad_verdict", f"The verdict does not parse: {type(e).__name__}: {e}"[:300]) from None
+    if v.status not in STATUSES:
+        raise ApiError(400, "bad_verdict", f"Unknown verdict status {v.status!r}.")
+    if any(t.status not in TEST_STATUSES for t in v.tests):
+        raise ApiError(400, "bad_verdict", f"A test's status must be one of {list(TEST_STATUSES)}.")
+    return v.finalize().to_dict()  # the counts and the status agree with the tests (nothing passed: not accepted)
+
+
+@bp.post("/jobs/<rowid:job_id>/result")
+@require_runner
+def result(job_id: int):
+    grading = _grading()
+    data = json_object(required=False)
+    lease = _lease(data)
+    verdict = _verdict(data)
+    judged_on = data.get("judged_on")
+    if judged_on is not None and (not isinstance(judged_on, dict) or len(json.dumps(judged_on)) > 4096):
+        raise ApiError(400, "bad_judged_on", "'judged_on' must be a small object (runner, gpu, device).")
+    judged_on = {**(judged_on or {}), "runner": g.runner.name}
+    _seen(grading, g.runner)
+    try:
+        stored = grading.queue.store_result(job_id, lease, verdict, judged_on)
+    except LeaseLost as e:
+        raise ApiError(409, "lease_lost", f"Job {job_id}: this lease is stale ({e.reason}); the result was not "
+                       "stored.", reason=e.reason) from None
+    return {"stored": stored}
+
+
+@bp.post("/jobs/<rowid:job_id>/release")
+@require_runner
+def release(job_id: int):
+    grading = _grading()
+    data = json_object(required=False)
+    lease = _lease(data)
+    reason = data.get("reason", "stopping")
+    if reason not in ("stopping", "failed"):
+        raise ApiError(400, "bad_reason", "'reason' must be 'stopping' (no attempt counted) or 'failed'.")
+    message = data.get("message", "")
+    if not isinstance(message, str):
+        raise ApiError(400, "bad_message", "'message' must be a string.")
+    try:
+        state = grading.queue.release(job_id, lease, failed=reason == "failed")
+    except LeaseLost as e:
+        raise ApiError(409, "lease_lost", f"Job {job_id}: the lease is lost ({e.reason}).", reason=e.reason) from None
+    return {"released": True, "status": state}
+
+
+# ---- the OpenAPI description of the views above (gathered by web/openapi.py) ----------------------------------
+
+_RUNNER = [{"runnerToken": []}]
+_JOB = {"name": "job_id", "in": "path", "required": True,
+        "schema": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}, "description": "The job's id."}
+_R409 = {404: "A malformed job id.",
+         409: "The lease is lost (error.reason: cancelled, lease_expired, finished, unknown_job): stop working on it."}
+
+
+def _body(ref: str) -> dict[str, Any]:
+    return {"required": False, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}
+
+
+PATHS: dict[str, Any] = {
+    "/api/v1/runner/claim": {"post": {
+        "operationId": "claimJob", "security": _RUNNER, "requestBody": _body("Claim"),
+        "summary": "Claim the oldest queued job this runner can judge, with a lease; waits up to `wait` s.",
+        "responses": {**ok_doc(200, "ClaimedJob", "A job and its lease."),
+                      "204": {"description": "No job within the wait."}, **errors_doc(400, 401, 413, 414, 503)},
+    }},
+    "/api/v1/runner/jobs/{job_id}/heartbeat": {"post": {
+        "operationId": "heartbeat", "security": _RUNNER, "parameters": [_JOB], "requestBody": _body("Lease"),
+        "summary": "Extend the job's lease.",
+        "responses": {"200": {"description": "The lease's new length.", "content": {"application/json": {
+            "schema": {"type": "object", "properties": {"lease_seconds": {"type": "number"}}}}}},
+            **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
+    }},
+    "/api/v1/runner/jobs/{job_id}/result": {"post": {
+        "operationId": "postResult", "security": _RUNNER, "parameters": [_JOB], "requestBody": _body("Result"),
+        "summary": "Store the verdict, once: a repeat with the same lease answers stored=false.",
+        "responses": {"200": {"description": "Stored now (true) or already (false).", "content": {"application/json": {
+            "schema": {"type": "object", "properties": {"stored": {"type": "boolean"}}}}}},
+            **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
+    }},
+    "/api/v1/runner/jobs/{job_id}/release": {"post": {
+        "operationId": "releaseJob", "security": _RUNNER, "parameters": [_JOB], "requestBody": _body("Release"),
+        "summary": "Hand a job back unjudged: stopping (no attempt counted) or failed (the runner's sandbox broke).",
+        "responses": {"200": {"description": "Back in the queue (or ended, after the last attempt).",
+                              "content": {"application/json": {"schema": {"type": "object"}}}},
+                      **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
+    }},
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Claim": {"type": "object", "properties": {
+        "modes": {"type": "array", "items": {"type": "string", "enum": list(SUBMISSION_MODES)}, "minItems": 1},
+        "gpu": {"type": ["string", "null"], "maxLength": 128}, "wait": {"type": "number", "minimum": 0},
+        "version": {"type": "string", "maxLength": 64}}},
+    "ClaimedJob": {"type": "object", "required": ["job"], "properties": {"job": {
+        "type": "object", "required": ["id", "lease_id", "lease_seconds", "exercise", "mode", "run", "code", "attempt"],
+        "properties": {"id": {"type": "integer"}, "lease_id": {"type": "string"}, "lease_seconds": {"type": "number"},
+                       "exercise": {"type": "string"}, "mode": {"type": "string"}, "run": {"type": "boolean"},
+                       "code": {"type": "string"}, "attempt": {"type": "integer"}}}}},
+    "Lease": {"type": "object", "required": ["lease_id"],
+              "properties": {"lease_id": {"type": "string", "minLength": 1, "maxLength": 64}}},
+    "Result": {"type": "object", "required": ["lease_id", "verdict"], "properties": {
+        "lease_id": {"type": "string", "minLength": 1, "maxLength": 64},
+        "verdict": {"type": "object", "description": "judge/verdict.schema.json"},
+        "judged_on": {"type": "object"}}},
+    "Release": {"type": "object", "required": ["lease_id"], "properties": {
+        "lease_id": {"type": "string", "minLength": 1, "maxLength": 64},
+        "reason": {"type": "string", "enum": ["stopping", "failed"]}, "message": {"type": "string"}}},
+}

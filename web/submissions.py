@@ -1,0 +1,395 @@
+"""The learner API of the grading server, under ``/api/v1``.
+
+- ``POST /submissions``: ``{"exercise", "code", "mode": "gpu"|"cpu", "run": false}``: 201 with the
+  submission; 413 for code over ``MAX_CODE_BYTES``; 429 + ``Retry-After`` over the per-user rate limit or
+  the queue cap; 503 + ``Retry-After`` while intake is paused.
+- ``GET /submissions`` (yours; staff: ``?all=1``), ``GET /submissions/<id>``: status, queue position, verdict.
+- ``GET /submissions/<id>/events``: Server-Sent Events ``queued`` (with position), ``running``, then
+  ``done`` (with the verdict) or ``cancelled``; a ``: heartbeat`` comment every ``SSE_HEARTBEAT_SECONDS``.
+- ``POST /submissions/<id>/cancel``.
+- ``GET /grading``: whether the site has runners (the page shows "Judge on the GPU server" then).
+
+Another learner's submission is a 404, as if it did not exist; staff see every submission.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, request, url_for
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+
+from judge.exercise import ExerciseError, list_exercises
+
+from .apierror import ApiError, json_object
+from .auth import current_user, require_user
+from .grading import Grading, get_grading
+from .models import CANCELLED, DONE, FINAL_STATES, SUBMISSION_MODES, Submission
+from .queue import Refused
+
+bp = Blueprint("submissions", __name__)
+JUDGE_MODE = {"gpu": "gpu", "cpu": "local"}  # a submission's mode -> the exercise mode it needs
+FIELDS = {"exercise", "code", "mode", "run"}
+POSITION_EVERY_S = 1.0  # a stream sends a queue-position change at most this often (state changes at once)
+
+
+@functools.cache
+def _exercise_modes() -> dict[str, tuple[str, ...]]:
+    try:
+        return {e.slug: tuple(e.modes) for e in list_exercises()}
+    except ExerciseError:
+        return {}
+
+
+def iso(t: dt.datetime | None) -> str | None:
+    return t.replace(microsecond=(t.microsecond // 1000) * 1000).isoformat() + "Z" if t else None
+
+
+def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = True) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": sub.id,
+        "exercise": sub.exercise,
+        "mode": sub.mode,
+        "run": sub.run_only,
+        "status": sub.state,
+        "position": grading.queue.position(s, sub),
+        "result": sub.result,
+        "attempts": sub.attempts,
+        "user": sub.user.username if sub.user else None,
+        "runner": sub.runner.name if sub.runner and sub.state != "queued" else None,
+        "created_at": iso(sub.created_at),
+        "claimed_at": iso(sub.claimed_at),
+        "finished_at": iso(sub.finished_at),
+        "judged_on": sub.judged_on_dict(),
+        "links": {
+            "self": f"/api/v1/submissions/{sub.id}",
+            "events": f"/api/v1/submissions/{sub.id}/events",
+            "cancel": f"/api/v1/submissions/{sub.id}/cancel",
+        },
+    }
+    if verdict:
+        d["verdict"] = sub.verdict_dict()
+    return d
+
+
+def _grading() -> Grading:
+    grading = get_grading(current_app)
+    grading.check_schema()
+    return grading
+
+
+def _own(s, sub_id: int) -> Submission:
+    sub = s.get(Submission, sub_id)
+    if sub is None or (sub.user_id != g.user.id and not g.user.is_staff):
+        raise ApiError(404, "not_found", f"No submission {sub_id}.")
+    return sub
+
+
+@bp.before_request
+def _limit_body():
+    # the code limit, plus room for the JSON around it (escaping can double it); checked before reading
+    request.max_content_length = 2 * int(current_app.config["MAX_CODE_BYTES"]) + 4096
+
+
+@bp.post("/api/v1/submissions")
+@require_user
+def create():
+    grading = _grading()
+    data = json_object()
+    unknown = sorted(set(data) - FIELDS)
+    if unknown:
+        raise ApiError(400, "unknown_field", f"Unknown field(s): {', '.join(map(str, unknown))[:200]}.")
+    exercise, code, mode, run = data.get("exercise"), data.get("code"), data.get("mode", "gpu"), data.get("run", False)
+    if not isinstance(exercise, str) or not exercise:
+        raise ApiError(400, "bad_exercise", "'exercise' must be an exercise id (a string).")
+    modes = _exercise_modes()
+    if exercise not in modes:
+        raise ApiError(404, "unknown_exercise", f"No exercise {exercise[:80]!r}.")
+    if mode not in SUBMISSION_MODES:
+        raise ApiError(400, "bad_mode", f"'mode' must be one of {list(SUBMISSION_MODES)}.")
+    if JUDGE_MODE[mode] not in modes[exercise]:
+        raise ApiError(400, "mode_not_supported", f"Exercise {exercise!r} is not judged in mode {mode!r}.")
+    if not isinstance(run, bool):
+        raise ApiError(400, "bad_run", "'run' must be true (the visible examples only) or false (every test).")
+    if not isinstance(code, str):
+        raise ApiError(400, "bad_code", "'code' must be the submission's source (a string).")
+    size = len(code.encode("utf-8", "surrogatepass"))
+    limit = int(current_app.config["MAX_CODE_BYTES"])
+    if size > limit:
+        raise ApiError(413, "code_too_large", f"The code is {size} bytes; the limit is {limit}.")
+    if "\x00" in code:
+        raise ApiError(400, "bad_code", "The code contains a NUL character.")
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "bad_code", "The code is not valid Unicode (lone surrogates).") from None
+    try:
+        sub = grading.queue.enqueue(g.user.id, exercise, mode, code, run)
+    except Refused as e:
+        status = 503 if e.code == "intake_paused" else 429
+        raise ApiError(status, e.code, e.message, retry_after=e.retry_after) from None
+    with grading.db.session() as s:
+        body = submission_json(grading, s, _own(s, sub.id))
+    resp = current_app.json.response(body)
+    resp.status_code = 201
+    resp.headers["Location"] = body["links"]["self"]
+    return resp
+
+
+@bp.get("/api/v1/submissions")
+@require_user
+def listing():
+    grading = _grading()
+    try:
+        limit = min(max(int(request.args.get("limit", 20)), 1), 200)
+    except ValueError:
+        raise ApiError(400, "bad_limit", "'limit' must be a number from 1 to 200.") from None
+    everyone = request.args.get("all") in ("1", "true") and g.user.is_staff
+    with grading.db.session() as s:
+        q = select(Submission).order_by(Submission.id.desc()).limit(limit)
+        if not everyone:
+            q = q.where(Submission.user_id == g.user.id)
+        exercise = request.args.get("exercise")
+        if exercise:
+            q = q.where(Submission.exercise == exercise[:128])
+        rows = [submission_json(grading, s, sub, verdict=False) for sub in s.scalars(q)]
+    return {"submissions": rows}
+
+
+@bp.get("/api/v1/submissions/<rowid:sub_id>")
+@require_user
+def show(sub_id: int):
+    grading = _grading()
+    with grading.db.session() as s:
+        return submission_json(grading, s, _own(s, sub_id))
+
+
+@bp.post("/api/v1/submissions/<rowid:sub_id>/cancel")
+@require_user
+def cancel(sub_id: int):
+    grading = _grading()
+    with grading.db.session() as s:
+        sub = _own(s, sub_id)
+        if sub.state in FINAL_STATES:
+            raise ApiError(409, "already_finished", f"Submission {sub_id} is {sub.state} already.")
+    grading.queue.cancel(sub_id)
+    with grading.db.session() as s:
+        return submission_json(grading, s, _own(s, sub_id))
+
+
+def _sse(event: str, data: dict[str, Any], n: int) -> str:
+    return f"id: {n}\nevent: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+@bp.get("/api/v1/submissions/<rowid:sub_id>/events")
+@require_user
+def events(sub_id: int):
+    grading = _grading()
+    with grading.db.session() as s:
+        _own(s, sub_id)
+    heartbeat = float(current_app.config["SSE_HEARTBEAT_SECONDS"])
+
+    read_at = [0.0]  # when this stream last started reading its own row
+
+    def full() -> tuple[str, dict[str, Any]]:
+        read_at[0] = time.monotonic()
+        with grading.db.session() as s:
+            sub = s.get(Submission, sub_id)
+            data = submission_json(grading, s, sub, verdict=sub.state == DONE)
+        return sub.state, data
+
+    def stream() -> Iterator[str]:
+        yield "retry: 2000\n\n"
+        n, last_sent, last_moved = 0, time.monotonic(), 0.0
+        status, data = None, None
+        seen = grading.hub.version
+        until = time.monotonic() + 3600  # a stream lasts an hour at most; the browser reconnects
+        grading.board.add(sub_id)
+        try:
+            while time.monotonic() < until:
+                wait_more = None
+                try:
+                    now = grading.board.get(sub_id, read_at[0]) if status is not None else None
+                    if now is None or now[0] != status:
+                        new_status, new_data = full()  # its own state changed (or the first time): the whole row
+                    elif now[1] != data.get("position"):
+                        # only its place in the queue: at most one such event a second (a queue of n draining
+                        # under n watchers is n*n events otherwise)
+                        wait_more = POSITION_EVERY_S - (time.monotonic() - last_moved)
+                        new_status, new_data = status, ({**data, "position": now[1]} if wait_more <= 0 else data)
+                    else:
+                        new_status, new_data = status, data
+                except SQLAlchemyError:
+                    new_status, new_data = None, None  # the database is away: keep the stream, try again
+                if new_status is not None and (new_status, new_data.get("position")) != \
+                        (status, data.get("position") if data else None):
+                    if new_status == status:
+                        last_moved = time.monotonic()
+                    status, data = new_status, new_data
+                    n += 1
+                    last_sent = time.monotonic()
+                    yield _sse(status, data, n)
+                    if status in (DONE, CANCELLED):
+                        return
+                wait = heartbeat - (time.monotonic() - last_sent)
+                if wait <= 0:
+                    yield ": heartbeat\n\n"
+                    last_sent = time.monotonic()
+                    continue
+                if wait_more is not None and wait_more > 0:
+                    time.sleep(min(wait_more, wait))  # then look again (the position may have moved more)
+                    continue
+                seen = grading.hub.wait(seen, min(wait, 5.0))
+        finally:
+            grading.board.remove(sub_id)
+
+    return Response(stream(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@bp.get("/api/v1/grading")
+def status():
+    """Public: is GPU judging available here (runners seen in the last 90 s), and is intake open."""
+    grading = _grading()
+    runners = grading.queue.runners_online()
+    user = current_user() if request.headers.get("Authorization") is None else None
+    with grading.db.session() as s:
+        queued = s.query(Submission).filter(Submission.state == "queued").count()
+    return {
+        "runners": len(runners),
+        "gpus": sorted({r.gpu for r in runners if r.gpu}),
+        "modes": sorted({m for r in runners for m in r.modes.split(",") if m}),
+        "intake_open": not grading.queue.intake_paused(),
+        "queued": queued,
+        "logged_in": user is not None,
+        "login_url": url_for("accounts.login"),
+    }
+
+
+# ---- the OpenAPI description of the views above (gathered by web/openapi.py) ----------------------------------
+
+_ERR = {"$ref": "#/components/schemas/Error"}
+_ERROR_TEXT = {
+    400: "A malformed body or parameter (the message says which field).",
+    401: "No login and no valid `Authorization: Bearer <token>`.",
+    403: "Logged in with the session cookie, but the X-CSRF-Token header is missing or wrong.",
+    404: "No such submission (or another learner's), or no such exercise.",
+    409: "The submission has finished already.",
+    413: "The code is over the size limit (MAX_CODE_BYTES).",
+    414: "The query string is too long.",
+    415: "The body is not JSON.",
+    429: "Over the per-user rate limit, or the queue is full: wait Retry-After seconds.",
+    503: "Intake is paused, the database is away or not migrated: wait Retry-After seconds.",
+}
+BEARER = [{"bearerAuth": []}, {"sessionCookie": []}]
+
+
+def errors_doc(*codes: int, text: dict[int, str] | None = None) -> dict[str, Any]:
+    words = {**_ERROR_TEXT, **(text or {})}
+    return {str(c): {"description": words[c], "content": {"application/json": {"schema": _ERR}}} for c in codes}
+
+
+def ok_doc(status: int, ref: str, what: str) -> dict[str, Any]:
+    return {str(status): {"description": what,
+                          "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}}
+
+
+_SID = {"name": "sub_id", "in": "path", "required": True,
+        "schema": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}, "description": "The submission's id."}
+
+PATHS: dict[str, Any] = {
+    "/api/v1/submissions": {
+        "post": {
+            "operationId": "createSubmission", "security": BEARER,
+            "summary": "Submit code for judging on the grading server (queued; a runner claims it).",
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/NewSubmission"}}}},
+            "responses": {**ok_doc(201, "Submission", "Queued: the submission, with its queue position."),
+                          **errors_doc(400, 401, 403, 404, 413, 414, 415, 429, 503)},
+        },
+        "get": {
+            "operationId": "listSubmissions", "security": BEARER,
+            "summary": "Your submissions, newest first (staff: everyone's with all=1); without verdicts.",
+            "parameters": [
+                {"name": "limit", "in": "query", "required": False,
+                 "schema": {"type": "integer", "minimum": 1, "maximum": 200}},
+                {"name": "exercise", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 128}},
+                {"name": "all", "in": "query", "required": False, "schema": {"type": "string", "enum": ["1", "true"]}},
+            ],
+            "responses": {**ok_doc(200, "SubmissionList", "The submissions."), **errors_doc(400, 401, 414, 503)},
+        },
+    },
+    "/api/v1/submissions/{sub_id}": {"get": {
+        "operationId": "getSubmission", "security": BEARER, "parameters": [_SID],
+        "summary": "A submission: its status (queued with position, running, done, cancelled) and verdict.",
+        "responses": {**ok_doc(200, "Submission", "The submission."), **errors_doc(401, 404, 414, 503)},
+    }},
+    "/api/v1/submissions/{sub_id}/events": {"get": {
+        "operationId": "watchSubmission", "security": BEARER, "parameters": [_SID],
+        "summary": "Server-Sent Events: `queued` (with position), `running`, then `done` (with the verdict) or "
+                   "`cancelled`; each event's data is the Submission. A `: heartbeat` comment every 15 s.",
+        "responses": {"200": {"description": "An event stream that ends after done or cancelled.",
+                              "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                      **errors_doc(401, 404, 414, 503)},
+    }},
+    "/api/v1/submissions/{sub_id}/cancel": {"post": {
+        "operationId": "cancelSubmission", "security": BEARER, "parameters": [_SID],
+        "summary": "Cancel a queued or running submission.",
+        "responses": {**ok_doc(200, "Submission", "Cancelled."), **errors_doc(401, 403, 404, 409, 414, 503)},
+    }},
+    "/api/v1/grading": {"get": {
+        "operationId": "gradingStatus",
+        "summary": "Whether this site judges on a grading server now: runners seen in the last 90 s, their GPUs.",
+        "responses": {**ok_doc(200, "GradingStatus", "The grading server's state."), **errors_doc(414, 503)},
+    }},
+}
+
+_TIME = {"type": ["string", "null"], "format": "date-time"}
+SCHEMAS: dict[str, Any] = {
+    "NewSubmission": {
+        "type": "object", "additionalProperties": False, "required": ["exercise", "code"],
+        "properties": {
+            "exercise": {"type": "string", "minLength": 1, "description": "The exercise's id."},
+            "code": {"type": "string", "description": "The submission's source (at most MAX_CODE_BYTES, UTF-8)."},
+            "mode": {"type": "string", "enum": list(SUBMISSION_MODES), "default": "gpu",
+                     "description": "gpu: CUDA graphs captured on a GPU (emulated on a runner without one); cpu."},
+            "run": {"type": "boolean", "default": False, "description": "Only the visible test_example* tests."},
+        },
+    },
+    "Submission": {
+        "type": "object", "required": ["id", "exercise", "mode", "run", "status", "position", "result", "attempts",
+                                       "created_at", "links"],
+        "properties": {
+            "id": {"type": "integer"}, "exercise": {"type": "string"},
+            "mode": {"type": "string", "enum": list(SUBMISSION_MODES)}, "run": {"type": "boolean"},
+            "status": {"type": "string", "enum": ["queued", "running", "done", "cancelled"]},
+            "position": {"type": ["integer", "null"], "description": "1 = next to be claimed; null unless queued."},
+            "result": {"type": ["string", "null"], "description": "The verdict's status once done."},
+            "attempts": {"type": "integer", "description": "Claims so far (a lost runner's claim counts)."},
+            "user": {"type": ["string", "null"]}, "runner": {"type": ["string", "null"]},
+            "created_at": _TIME, "claimed_at": _TIME, "finished_at": _TIME,
+            "judged_on": {"type": ["object", "null"], "description": "runner, device, gpu, emulated (no GPU: "
+                          "CUDA graphs emulated on the CPU), note."},
+            "verdict": {"type": ["object", "null"], "description": "The verdict (judge/verdict.schema.json)."},
+            "links": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    },
+    "SubmissionList": {
+        "type": "object", "required": ["submissions"], "additionalProperties": False,
+        "properties": {"submissions": {"type": "array", "items": {"$ref": "#/components/schemas/Submission"}}},
+    },
+    "GradingStatus": {
+        "type": "object", "additionalProperties": False,
+        "required": ["runners", "gpus", "modes", "intake_open", "queued", "logged_in", "login_url"],
+        "properties": {"runners": {"type": "integer"}, "gpus": {"type": "array", "items": {"type": "string"}},
+                       "modes": {"type": "array", "items": {"type": "string"}}, "intake_open": {"type": "boolean"},
+                       "queued": {"type": "integer"}, "logged_in": {"type": "boolean"},
+                       "login_url": {"type": "string"}},
+    },
+}
