@@ -6,11 +6,11 @@ import json
 import shutil
 
 import pytest
-from conftest import build_llm, greedy, hf_tokens
 
 from minisgl.core import SamplingParams
 from minisgl.models import ModelLoadError
 from minisgl.testing import PROMPTS
+from tests.support import build_llm, greedy, hf_tokens
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import build_llm, greedy, hf_tokens
 
 from minisgl.testing import PROMPTS
+from tests.support import build_llm, greedy, hf_tokens
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import build_llm, greedy, hf_tokens
 
 from minisgl.core import SamplingParams
 from minisgl.env import ENV
 from minisgl.testing import PROMPTS, shared_prefix_prompts, tiny_model
+from tests.support import build_llm, greedy, hf_tokens
 
 N = 32
 

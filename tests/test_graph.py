@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import build_llm, greedy, hf_tokens
 
 from minisgl.attention.torch_backend import TorchAttnBackend
 from minisgl.core import Batch
 from minisgl.engine.graph import EmulatedGraph, GraphCaptureBuffer, GraphRunner, make_graph_bs_list
 from minisgl.env import ENV
 from minisgl.testing import PROMPTS, shared_prefix_prompts
+from tests.support import build_llm, greedy, hf_tokens
 
 N = 12
 GiB = 1 << 30

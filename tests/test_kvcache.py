@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import build_llm, greedy
 
 from minisgl.core import SamplingParams
 from minisgl.kvcache.radix import RadixPrefixCache
 from minisgl.testing import PROMPTS, shared_prefix_prompts
+from tests.support import build_llm, greedy
 
 
 def slots(pages, p):

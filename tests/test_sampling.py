@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import torch
-from conftest import build_llm, greedy
 
 from minisgl.core import SamplingParams
 from minisgl.engine.sample import filtered_probs
 from minisgl.testing import PROMPTS
+from tests.support import build_llm, greedy
 
 
 def test_top_k_keeps_exactly_k_largest():

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import greedy, hf_tokens, need
 
 from minisgl.llm import LLM
 from minisgl.testing import is_complete_model_dir, smollm2_dir
+from tests.support import greedy, hf_tokens, need
 
 PROMPT = "The capital of France is"
 

@@ -13,7 +13,8 @@ from browser_cases import CASES
 from browser_conformance import differences, run_all, run_case, tolerance
 from browser_env import LAYER, MISSING_PYTHON, browser_python, load_layer, run_browser_python
 from browser_surface import EXCLUDED, coverage, surface, uncovered
-from conftest import need
+
+from tests.support import need
 
 NAMES = list(CASES)
 

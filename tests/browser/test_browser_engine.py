@@ -13,9 +13,9 @@ import subprocess
 import pytest
 from browser_engine import CONFIGS, UNSUPPORTED, chunked_tokens, engine_tokens, sampled_tokens, seeded_tokens, verdicts
 from browser_env import HERE, MISSING_PYTHON, ROOT, browser_python
-from conftest import need
 
 from judge.exercise import list_exercises
+from tests.support import need
 
 EXERCISES = {e.slug: e for e in list_exercises(ROOT / "exercises")}
 

@@ -11,8 +11,9 @@ import safetensors
 import torch
 from browser_env import MISSING_PYTHON, browser_python, load_reader, run_browser_python
 from browser_reader import describe
-from conftest import need
 from safetensors.torch import save_file
+
+from tests.support import need
 
 READER = load_reader()
 

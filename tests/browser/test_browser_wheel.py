@@ -9,7 +9,8 @@ import sys
 import zipfile
 
 from browser_env import LAYER, MISSING_PYTHON, browser_python
-from conftest import need
+
+from tests.support import need
 
 PROBE = """
 import sys; sys.path.insert(0, sys.argv[1])

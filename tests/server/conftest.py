@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import IN_CI, need
 
 from server.pieces import ROOT, PgCluster, Site, docker_ok, fresh_database, have_postgres, start_dockerd
+from tests.support import IN_CI, need
 
 JOB_IMAGE = os.environ.get("MINISGL_TEST_JOB_IMAGE", "minisgl-job:cpu")
 

@@ -7,9 +7,9 @@ import shutil
 import subprocess
 
 import yaml
-from conftest import need
 
 from server.pieces import ROOT
+from tests.support import need
 
 ENV = {"POSTGRES_PASSWORD": "pw", "SECRET_KEY": "sk", "RUNNER_TOKEN": "msr_x"}
 

@@ -8,10 +8,10 @@ import shutil
 import sys
 
 import pytest
-from conftest import need
 
 from server.conftest import Accounts, reference_code
 from server.pieces import ROOT, RunnerProc, fresh_database
+from tests.support import need
 
 sys.path.insert(0, str(ROOT / "tests" / "site"))
 from sitekit import CHROMIUM_ARGS, Guard, LiveSite, axe_violations, need_bundle, open_context, type_code  # noqa: E402

@@ -13,7 +13,7 @@ import pytest
 from sitekit import CHROMIUM_ARGS, Guard, LiveSite, free_port, need_bundle, open_context
 from werkzeug.serving import make_server
 
-from tests.conftest import need
+from tests.support import need
 from web import create_app
 
 

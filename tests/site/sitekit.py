@@ -7,7 +7,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.conftest import need
+from tests.support import need
 from web import STATIC
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,46 @@
+"""Helpers shared by the test suite: the tiny-model LLM builder, greedy params, the Hugging Face reference,
+and `need` (skip on a laptop, fail in CI). Test modules import them from here (`from tests.support import ...`):
+never from a conftest.py, which pytest imports under the one name `conftest` for every folder."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+import torch
+
+from minisgl.core import SamplingParams
+from minisgl.llm import LLM
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+SMALL = dict(dtype=torch.float32, max_running_req=8, num_page_override=256, max_seq_len_override=160, device="cpu")
+
+
+def build_llm(path, **overrides) -> LLM:
+    return LLM(path, **{**SMALL, **overrides})
+
+
+def greedy(n: int) -> SamplingParams:
+    return SamplingParams(max_tokens=n, ignore_eos=True)
+
+
+@functools.cache
+def hf_reference(path: str, prompts: tuple, n: int) -> tuple:
+    from minisgl.testing import hf_greedy
+
+    return tuple(tuple(t) for t in hf_greedy(path, [p if isinstance(p, str) else list(p) for p in prompts], n))
+
+
+def hf_tokens(path, prompts, n) -> list[list[int]]:
+    return [list(t) for t in hf_reference(str(path), tuple(p if isinstance(p, str) else tuple(p) for p in prompts), n)]
+
+
+def need(condition: bool, reason: str) -> None:
+    """Skip when a piece is missing on a developer's machine; fail under CI=true, where it must be there."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"required in CI: {reason}")
+    pytest.skip(reason)
