@@ -12,7 +12,7 @@ import torch
 
 class KVCachePool:
     def store_kv(self, k: torch.Tensor, v: torch.Tensor, out_loc: torch.Tensor, layer_id: int) -> None:
-        """Write k[i], v[i] into slot out_loc[i] of layer layer_id's K and V buffers."""
+        """Write k[i], v[i] into slot out_loc[i] of layer layer_id's K and V buffers, in place (out_loc is int32)."""
         raise NotImplementedError("write store_kv")
 
     @property
@@ -32,5 +32,5 @@ class TableManager:
         raise NotImplementedError("write allocate")
 
     def free(self, row: int) -> None:
-        """Give a row back; AssertionError for a row out of range or already free."""
+        """Give a row back; AssertionError for a row not in 0 .. size - 1 or already free."""
         raise NotImplementedError("write free")

@@ -1,7 +1,8 @@
 """Exercise load-weights: load_weights, the checkpoint loader.
 
 Your code runs as if written in minisgl/models/weight.py: json, Path, torch, BaseLLMModel, ModelLoadError and
-_checkpoint_files(folder) are available.
+_checkpoint_files(folder) are available. _checkpoint_files takes a Path (the tests pass folder as a str: convert it
+with Path(folder)) and returns a list of Path.
 """
 
 from __future__ import annotations

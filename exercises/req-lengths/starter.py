@@ -10,7 +10,7 @@ from __future__ import annotations
 
 class Req:
     def __post_init__(self) -> None:
-        """Set prompt_len, device_len (= len(input_ids)), max_device_len (prompt + output_len),
+        """Set prompt_len and device_len (both = len(input_ids)), max_device_len (len(input_ids) + output_len),
         matched_len = 0 and chunked = False."""
         raise NotImplementedError("write __post_init__")
 
