@@ -168,7 +168,7 @@ def test_unlock_without_lock_fails():
 
 
 def test_root_handle_changes_nothing():
-    """An empty match's handle is the root: locking it locks nothing."""
+    """An empty match's handle is the root: locking or unlocking it changes nothing."""
     r = rng()
     c = cache()
     n = r.randint(3, 9)
@@ -178,7 +178,8 @@ def test_root_handle_changes_nothing():
     got = (c.evictable_pages, c._root.lock_ref)
     assert got == (n, 1), "(evictable pages, root's lock_ref): locking the root changes nothing"
     c.unlock(h)
-    assert c.evictable_pages == n
+    got = (c.evictable_pages, c._root.lock_ref)
+    assert got == (n, 1), "(evictable pages, root's lock_ref): unlocking the root changes nothing"
 
 
 def test_evictable_follows_inserts_and_evictions():

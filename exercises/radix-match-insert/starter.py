@@ -2,7 +2,7 @@
 
 Your code runs as if written in minisgl/kvcache/radix.py (its imports and globals are
 available: torch, _Node, MatchResult, ...). The class is the engine's: write the methods inside
-this stub. Already there: self._root, self._clock, self._total_pages, self.page_size,
+this stub. Already there: self._root, self._clock, self._total_pages, self.page_size, self.device,
 self._first(tokens, pos), self._common(key, tokens, pos, end).
 """
 
