@@ -14,6 +14,9 @@ from minisgl.core import SamplingParams
 from minisgl.llm import LLM
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# headless Chromium on a machine without a network: no background connections, no sandbox as root
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 SMALL = dict(dtype=torch.float32, max_running_req=8, num_page_override=256, max_seq_len_override=160, device="cpu")
 

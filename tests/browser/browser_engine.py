@@ -1,16 +1,12 @@
-"""What the engine and the judge produce with whatever `import torch` gives: real PyTorch here, the browser's layer
-in the Python 3.12 venv (run_engine.py). The test compares the two runs; nothing here knows which torch it has."""
+"""What the engine produces with whatever `import torch` gives: real PyTorch here, the browser's layer in the
+Python 3.12 venv (run_engine.py). The test compares the two runs; nothing here knows which torch it has."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-ALT = ROOT / "tests" / "fixtures" / "alt_solutions"
-SEED = int(os.environ.get("MINISGL_BROWSER_TEST_SEED", 20250101))  # the judging seed, the same on both sides
-UNSUPPORTED = "is not implemented in the browser's torch"
 
 # every combination the engine can run on a CPU: 2 models x graphs x page sizes x caches x backends
 CONFIGS = [dict(model=m, graphs=g, page_size=p, cache_type=c, backend=b)
@@ -129,39 +125,4 @@ def seeded_tokens() -> dict[str, Any]:
                        "llama-mha-tied": tiny_model("llama", gqa=False, tied=True)}.items():
         out[f"{name} batch"] = run(path, False, 1, "radix", "torch", sampled, prompts)
         out[f"{name} alone"] = run(path, True, 16, "naive", "torch_static", sampled[1], prompts[1:2])
-    return out
-
-
-def submissions(exercise: Any) -> dict[str, str]:
-    from judge.reference import reference_source
-
-    subs = {"reference": reference_source(exercise), "starter": exercise.starter}
-    alt = ALT / f"{exercise.slug}.py"
-    if alt.is_file():
-        subs["alt"] = alt.read_text()
-    for m in exercise.mutant_paths:
-        subs[f"mutants/{m.name}"] = m.read_text()
-    return subs
-
-
-def verdicts(slugs: list[str] | None = None) -> dict[str, Any]:
-    """{exercise: {submission: {status, tests: {name: [status, message]}}}} in mode browser, for every exercise
-    that lists the browser (judged in this process, as the browser's worker does). torch's default generator is
-    seeded first: a submission drawing from it (a mutant using the global stream) then draws the same numbers on
-    both sides; the judge does not seed it, so on real torch alone such a test passes or fails by chance."""
-    import torch
-
-    from judge.exercise import list_exercises
-    from judge.harness import judge_source
-
-    out: dict[str, Any] = {}
-    for e in list_exercises(ROOT / "exercises"):
-        if "browser" not in e.modes or (slugs and e.slug not in slugs):
-            continue
-        out[e.slug] = {}
-        for name, source in submissions(e).items():
-            torch.manual_seed(SEED)
-            v = judge_source(e, source, filename=name.replace("/", "_"), mode="browser", seed=SEED)
-            out[e.slug][name] = {"status": v.status, "message": (v.message or "")[:300],
-                                 "tests": {t.name: [t.status, (t.message or "")[:300]] for t in v.tests}}
     return out

@@ -19,8 +19,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 TOY = REPO / "tests" / "fixtures" / "toy"
 PORTS = range(8100, 8200)  # this worktree's port range
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 sys.path.insert(0, str(REPO / "tools"))
@@ -91,10 +89,6 @@ def serve(site: Path, exercises: Path | None = None):
     finally:
         srv.shutdown()
         t.join(10)
-
-
-def chromium_path() -> str | None:
-    return shutil.which("chromium")
 
 
 def check_jobs() -> list[tuple[str, str, str | None, str, bool]]:
@@ -214,17 +208,3 @@ def node_verdicts() -> list:
     need_layer()
     need_build_tools()
     return _verdicts()[2]
-
-
-@contextmanager
-def chromium():
-    """Debian's chromium through Playwright (never `playwright install`)."""
-    need(chromium_path() is not None, "chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()

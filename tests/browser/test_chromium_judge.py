@@ -21,9 +21,8 @@ def toy_site():
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    with judge_browser.chromium() as browser:
-        yield browser
+def chromium(chromium_browser):
+    return chromium_browser
 
 
 def open_page(browser, url: str, blocked: list[str] | None = None, seen: list[str] | None = None):

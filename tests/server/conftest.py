@@ -3,9 +3,11 @@ the site under gunicorn, runners as processes, the Docker daemon and the CPU job
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,7 +107,9 @@ def job_image(docker_daemon):
     client = docker.from_env()
     build = os.environ.get("MINISGL_TEST_BUILD_IMAGE", "1" if IN_CI else "0") == "1"
     if build:  # in CI the image is (re)built from this checkout: cached layers make it quick after the first time
-        subprocess.run([sys.executable, str(ROOT / "docker" / "build.py"), "job", "--offline"], check=True)
+        with open(Path(tempfile.gettempdir()) / "minisgl-job-image.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # pytest-xdist's workers build it one at a time (the second: cached)
+            subprocess.run([sys.executable, str(ROOT / "docker" / "build.py"), "job", "--offline"], check=True)
     try:
         client.images.get(JOB_IMAGE)
     except docker.errors.ImageNotFound:

@@ -4,31 +4,23 @@ the queue status, and see the verdict in the page's cards; without runners there
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 import pytest
 
 from server.conftest import Accounts, reference_code
 from server.pieces import ROOT, RunnerProc, fresh_database
-from tests.support import need
 
 sys.path.insert(0, str(ROOT / "tests" / "site"))
-from sitekit import CHROMIUM_ARGS, Guard, LiveSite, axe_violations, need_bundle, open_context, type_code  # noqa: E402
+from sitekit import Guard, LiveSite, axe_violations, need_bundle, open_context, type_code  # noqa: E402
 
 EX = "graph-capture-loop"
 
 
 @pytest.fixture(scope="module")
-def browser():
-    need(shutil.which("chromium") is not None, "Debian's chromium is not installed (apt-get install chromium)")
+def browser(chromium_browser):
     need_bundle()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    return chromium_browser
 
 
 def _login(page, site, user, password):

@@ -5,15 +5,13 @@ Every page a test opens has all other hosts blocked: a request anywhere but the 
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Iterator
 
 import pytest
-from sitekit import CHROMIUM_ARGS, Guard, LiveSite, free_port, need_bundle, open_context
+from sitekit import Guard, LiveSite, free_port, need_bundle, open_context
 from werkzeug.serving import make_server
 
-from tests.support import need
 from web import create_app
 
 
@@ -29,15 +27,9 @@ def site() -> Iterator[LiveSite]:
 
 
 @pytest.fixture(scope="session")
-def browser():
-    need(shutil.which("chromium") is not None, "Debian's chromium is not installed (apt-get install chromium)")
+def browser(chromium_browser):
     need_bundle()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    return chromium_browser
 
 
 @pytest.fixture

@@ -17,10 +17,6 @@ BUNDLE = STATIC / "dist" / "exercise.js"
 JUDGE_CLIENT = STATIC / "judge" / "client.mjs"  # branch `browser`: the in-browser judge's client API
 JUDGE_ASSETS = ROOT / ".cache" / "browser" / "site" / "manifest.json"  # built by tools/build_browser.py
 PORTS = range(8200, 8300)
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
 LAPTOP = {"width": 1366, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
