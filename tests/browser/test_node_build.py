@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import time
 from pathlib import Path
 
 import judge_browser
@@ -55,12 +54,16 @@ def test_the_lock_is_the_official_one_plus_our_wheels(site):
         assert entry["file_name"].endswith("-py3-none-any.whl") or name == "numpy"
 
 
-def test_a_rebuild_with_nothing_changed_is_fast_and_identical(site):
+def test_a_rebuild_with_nothing_changed_runs_nothing_and_is_identical(site, monkeypatch):
+    """Nothing changed: no pip, npm or pyodide-build command runs, no served file is rewritten."""
     before = (site / "manifest.json").read_text()
-    t = time.perf_counter()
+    stamps = {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
+    commands = []
+    monkeypatch.setattr(build_browser, "run", lambda cmd, what, **kw: commands.append(what))
     build_browser.build(quiet=True)
-    assert time.perf_counter() - t < 5.0
+    assert commands == []
     assert (site / "manifest.json").read_text() == before
+    assert {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()} == stamps
 
 
 def test_a_changed_input_gets_new_urls_and_the_runtime_keeps_its_own(toy_site, tmp_path):
