@@ -161,13 +161,29 @@ def cmd_doctor(args) -> int:
     return 0
 
 
+def _selected(ids: list[str], folder) -> list:
+    """The exercises ``ids`` name, in order: an exercise id, or a chapter id for all of that chapter's; none: all."""
+    everything = list_exercises(folder)
+    if not ids:
+        return everything
+    chapters = {c.id for c in load_chapters(folder)}
+    out = []
+    for i in ids:
+        if i in chapters:
+            mine = [e for e in everything if e.chapter == i]
+        else:
+            try:
+                mine = [find_exercise(i, folder)]
+            except ExerciseError as ex:
+                raise ExerciseError(f"{ex}; or a chapter: {', '.join(sorted(chapters))}") from None
+        out += [e for e in mine if e not in out]
+    return out
+
+
 def cmd_check(args) -> int:
     from .validate import check_exercise
 
-    if args.ids:
-        exercises = [find_exercise(i, args.exercises) for i in args.ids]
-    else:
-        exercises = list_exercises(args.exercises)
+    exercises = _selected(args.ids, args.exercises)
     if not exercises:
         print("no exercises found", file=sys.stderr)
         return 1
@@ -235,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.set_defaults(fn=cmd_solution)
     p = sub.add_parser("check", help="validate exercises (maintainers)")
-    p.add_argument("ids", nargs="*")
+    p.add_argument("ids", nargs="*", help="exercise or chapter ids (default: the whole bank)")
     p.add_argument("--jobs", type=int, default=0, help="exercises checked in parallel (default: CPU count)")
     p.add_argument("--browser", action="store_true",
                    help="judge in Pyodide through the Node runner instead (the exercises that list browser)")

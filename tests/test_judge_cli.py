@@ -101,6 +101,15 @@ def test_check_one_exercise():
     assert r.returncode == 0 and "ok   graph-bs-list" in r.stdout
 
 
+def test_check_one_chapter():
+    """A chapter id checks that chapter's exercises, and only them."""
+    r = judge("check", "request-lifecycle")
+    checked = sorted(line.split()[1] for line in r.stdout.splitlines() if line.startswith("ok"))
+    assert r.returncode == 0 and checked == ["req-lengths", "sampling-params-validate"], r.stdout
+    r = judge("check", "no-such-chapter")
+    assert r.returncode != 0 and "no-such-chapter" in r.stdout + r.stderr
+
+
 def test_gpu_mode_without_a_gpu():
     import torch
 
