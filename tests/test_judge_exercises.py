@@ -6,6 +6,7 @@ verdict matches the JSON Schema."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from judge.validate import MIN_MUTANTS, alternatives, check_exercise  # noqa: E4
 
 EXERCISES = {e.slug: e for e in list_exercises(ROOT / "exercises")}
 SCHEMA = json.loads((ROOT / "judge" / "verdict.schema.json").read_text())
+# the end-to-end tests (run the engine, compare its tokens): docs/judge.md, "For maintainers", names them so
+END_TO_END = re.compile(r"^test_(example_)?engine|same_tokens")
 CUDA_GRAPH = ["graph-bs-list", "graph-capture-buffer", "graph-pad-and-replay", "torch-backend-graph-hooks",
               "graph-capture-loop"]
 _REPORTS: dict = {}
@@ -47,6 +50,9 @@ def test_exercise_is_valid(slug):
     for name, v in r.verdicts.items():
         if "mutants/" in name or "starter" in name:
             assert v.failed >= 1, name
+        if name.startswith("local mutants/"):  # caught by a test that says what is wrong, not only by the tokens
+            said = [t.name for t in v.tests if t.status != "pass" and t.message and not END_TO_END.search(t.name)]
+            assert said, f"{name} fails only end-to-end token tests: {[(t.name, t.status) for t in v.tests]}"
         data = json.loads(v.to_json())
         import jsonschema
 
