@@ -44,13 +44,3 @@ def chromium_browser():
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         yield browser
         browser.close()
-
-
-# the longest files first, so that two xdist workers (make test: --dist loadfile) finish together
-LONGEST_FIRST = ("test_judge_exercises.py", "test_bank_in_browser.py", "test_hostile.py", "test_sandbox.py",
-                 "test_faults.py")
-
-
-def pytest_collection_modifyitems(config, items):
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))  # stable: the rest keep their order
