@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 
 import pytest
 import torch
@@ -47,3 +48,17 @@ def need(condition: bool, reason: str) -> None:
     if IN_CI:
         pytest.fail(f"required in CI: {reason}")
     pytest.skip(reason)
+
+
+def free_port(ports: range) -> int:
+    """A port of ``ports`` free on 127.0.0.1 now, tried from a place that depends on the process (xdist workers
+    sharing a range rarely race for the same one)."""
+    start = (os.getpid() * 7) % len(ports)
+    for port in list(ports[start:]) + list(ports[:start]):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")

@@ -7,31 +7,20 @@ import functools
 import os
 import random
 import shutil
-import socket
 import sys
 import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 TOY = REPO / "tests" / "fixtures" / "toy"
 PORTS = range(8100, 8200)  # this worktree's port range
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 sys.path.insert(0, str(REPO / "tools"))
 import build_browser  # noqa: E402
 
-
-def need(condition: bool, reason: str) -> None:
-    """Skip when a piece is missing on a developer's machine; fail under CI=true (tests/conftest.py: need)."""
-    if condition:
-        return
-    if IN_CI:
-        pytest.fail(f"required in CI: {reason}")
-    pytest.skip(reason)
+from tests.support import free_port, need  # noqa: E402
 
 
 def layer_present() -> bool:
@@ -62,17 +51,6 @@ def toy_sources() -> dict[str, str]:
     }
 
 
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
-
-
 @contextmanager
 def serve(site: Path, exercises: Path | None = None):
     """The Flask site on 127.0.0.1 (a free port of this worktree's range), serving ``site``; yields its base URL."""
@@ -81,7 +59,7 @@ def serve(site: Path, exercises: Path | None = None):
     from web import create_app
 
     app = create_app({"BROWSER_SITE": str(site), "BROWSER_EXERCISES": str(exercises) if exercises else None})
-    srv = make_server("127.0.0.1", free_port(), app, threaded=True)
+    srv = make_server("127.0.0.1", free_port(PORTS), app, threaded=True)
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,19 +19,10 @@ from pathlib import Path
 
 import requests
 
+from tests.support import free_port  # noqa: F401 - the tests import it from here too
+
 ROOT = Path(__file__).resolve().parents[2]
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-
-def free_port(lo: int, hi: int) -> int:
-    for port in list(range(lo, hi + 1))[(os.getpid() * 7) % (hi - lo + 1):] + list(range(lo, hi + 1)):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {lo}-{hi}")
 
 
 def pg_bin(name: str) -> str | None:
@@ -71,7 +61,7 @@ class PgCluster:
         return subprocess.run(cmd, check=check, capture_output=True, text=True)
 
     def start(self) -> PgCluster:
-        self.port = self.port or free_port(55300, 55399)
+        self.port = self.port or free_port(range(55300, 55400))
         data = self.folder / "data"
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres")
@@ -132,7 +122,7 @@ class Site:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 30.0) -> Site:
-        self.port = self.port or free_port(8300, 8399)
+        self.port = self.port or free_port(range(8300, 8400))
         env = {**os.environ, "DATABASE_URL": self.database_url, "PYTHONPATH": str(ROOT),
                "MINISGL_PRACTICE_SECRET_KEY": "test-secret", **self.env}
         self.log = open(self.instance / f"site-{self.port}.log", "ab")  # noqa: SIM115

@@ -19,7 +19,7 @@ from server.sse import watch
 
 
 def test_embedded_default_judges_a_gpu_submission_end_to_end(tmp_path):
-    port = free_port(8300, 8399)
+    port = free_port(range(8300, 8400))
     env = {**os.environ, "MINISGL_PRACTICE_INSTANCE_PATH": str(tmp_path / "instance"), "PYTHONPATH": str(ROOT)}
     env.pop("DATABASE_URL", None)
     log = open(tmp_path / "embedded.log", "w+")  # noqa: SIM115

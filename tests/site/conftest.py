@@ -9,16 +9,17 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from sitekit import Guard, LiveSite, free_port, need_bundle, open_context
+from sitekit import PORTS, Guard, LiveSite, need_bundle, open_context
 from werkzeug.serving import make_server
 
+from tests.support import free_port
 from web import create_app
 
 
 @pytest.fixture(scope="session")
 def site() -> Iterator[LiveSite]:
     app = create_app({"TESTING": True})
-    port = free_port()
+    port = free_port(PORTS)
     server = make_server("127.0.0.1", port, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

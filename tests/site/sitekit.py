@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,17 +18,6 @@ JUDGE_ASSETS = ROOT / ".cache" / "browser" / "site" / "manifest.json"  # built b
 PORTS = range(8200, 8300)
 LAPTOP = {"width": 1366, "height": 800}
 PHONE = {"width": 390, "height": 844}
-
-
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
 
 
 @dataclass
