@@ -15,8 +15,7 @@ from pathlib import Path
 
 from .exercise import REPO_ROOT, Exercise
 from .node_runner import NodeJob, judge_in_node
-from .reference import reference_source
-from .validate import Report, _judge_problem, _why, alternatives, check_exercise
+from .validate import Report, _judge_problem, _why, check_exercise, judged_files
 
 
 def build_assets() -> str | None:
@@ -37,11 +36,8 @@ def check_browser(exercises: list[Exercise], root: Path | None = None) -> list[R
     for e, report in zip(exercises, reports):
         if "browser" not in e.modes:
             continue
-        reference = reference_source(e)
-        files = [("reference", "reference.py", reference)]
-        files += [("alternative", f"alt_solutions/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
-        files += [("starter", "starter.py", e.starter)]
-        files += [("mutant", f"mutants/{m.name}", m.read_text(encoding="utf-8")) for m in e.mutant_paths]
+        files = judged_files(e)
+        reference = files[0][2]
         for kind, name, src in files:
             plan.append((report, kind, name))
             jobs.append(NodeJob(e.slug, src, name, False, seed))

@@ -94,13 +94,13 @@ def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
     bodies removed), ``code/judge``, ``exercises/<slug>`` (public files only) and ``scratch/``."""
     root = Path(root)
     code = root / "code"
-    ignore = None  # the compiled files come along (copied with their sources' times, they stay valid)
+    # the compiled files come along: copied with their sources' times, they stay valid
     for package in sorted({"minisgl"} | {t.module.split(".")[0] for t in exercise.targets}):
         spec = importlib.util.find_spec(package)
         if spec is None or not spec.submodule_search_locations:
             raise ValueError(f"the engine package {package!r} of the exercise's targets cannot be found")
-        shutil.copytree(list(spec.submodule_search_locations)[0], code / package, ignore=ignore)
-    shutil.copytree(JUDGE_DIR, code / "judge", ignore=ignore)
+        shutil.copytree(list(spec.submodule_search_locations)[0], code / package)
+    shutil.copytree(JUDGE_DIR, code / "judge")
     why = "the engine's own code for this target is not available in trusted judging"
     by_module: dict[str, set[tuple[str | None, str]]] = {}
     for t in exercise.targets:

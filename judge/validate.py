@@ -70,6 +70,18 @@ def _cuda_here() -> bool:
         return False
 
 
+def judged_files(e: Exercise) -> list[tuple[str, str, str]]:
+    """(kind, name, source) of every file ``check`` judges, the reference first: the reference, the alternative
+    solutions, the starter, the mutants."""
+    from .reference import reference_source
+
+    files = [("reference", "reference.py", reference_source(e))]
+    files += [("alternative", f"alt_solutions/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
+    files += [("starter", "starter.py", e.starter)]
+    files += [("mutant", f"mutants/{m.name}", m.read_text(encoding="utf-8")) for m in e.mutant_paths]
+    return files
+
+
 def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = False) -> Report:
     """Validate one exercise (see the module's docstring); ``report.problems`` empty means valid."""
     report = Report(e)
@@ -85,13 +97,8 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
         problems.append(f"only {len(mutants)} mutant(s) in mutants/ (at least {MIN_MUTANTS} expected)")
     if modes is None:
         modes = ["local"] + (["gpu"] if "gpu" in e.modes and _cuda_here() else [])
-    from .reference import reference_source
-
-    reference = reference_source(e)
-    files: list[tuple[str, str, str]] = [("reference", "reference.py", reference)]  # (kind, name, source)
-    files += [("alternative", f"alt_solutions/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
-    files += [("starter", "starter.py", e.starter)]
-    files += [("mutant", f"mutants/{m.name}", m.read_text(encoding="utf-8")) for m in mutants]
+    files = judged_files(e)
+    reference = files[0][2]
     seed = random.SystemRandom().randrange(2**31)  # the same hidden inputs for every file, in both modes
     for mode in modes:
         if mode not in e.modes:
