@@ -1,6 +1,8 @@
 """A test executor for the queue's fault tests: it judges nothing, it sleeps a while and answers a verdict
 that names the job's code and this execution (a nonce), so a test can tell which execution's result was
-stored. ``python -m runner --executor server.sleepy:SleepyExecutor`` (tests/ on PYTHONPATH).
+stored; with ``SLEEPY_STARTED`` set to a folder, it first touches a file named after the job there, so a
+test knows the runner holds the job (a row marked running only says the server answered the claim).
+``python -m runner --executor server.sleepy:SleepyExecutor`` (tests/ on PYTHONPATH).
 
 The judging itself is tested with the real executors elsewhere; the subject here is the queue: leases,
 kills, restarts, retries.
@@ -12,6 +14,7 @@ import os
 import random
 import threading
 import uuid
+from pathlib import Path
 
 from runner.executors import Executor, Outcome, Slot
 
@@ -26,6 +29,8 @@ class SleepyExecutor(Executor):
         self.hi = float(os.environ.get("SLEEPY_MAX", "0.3"))
 
     def judge(self, job, slot: Slot, cancel: threading.Event) -> Outcome:
+        if started := os.environ.get("SLEEPY_STARTED"):
+            (Path(started) / str(job["id"])).touch()
         if cancel.wait(random.uniform(self.lo, self.hi)):
             return Outcome(None, self.judged_on(job, slot), handback=True, reason="cancelled")
         verdict = {"status": "accepted", "exercise": job["exercise"], "mode": "local",

@@ -22,9 +22,10 @@ def world(db_url, site_factory):
 def test_sigterm_finishes_the_job_in_hand_and_claims_no_more(world, tmp_path, monkeypatch):
     monkeypatch.setenv("SLEEPY_MIN", "3")
     monkeypatch.setenv("SLEEPY_MAX", "3")
+    monkeypatch.setenv("SLEEPY_STARTED", str(tmp_path))
     a, b = world.submit("a = 1"), world.submit("b = 2")
     r = world.runner(0, tmp_path)
-    wait_for(lambda: world.rows()[a].state == "running", 30, "the claim")
+    wait_for(lambda: (tmp_path / str(a)).exists(), 30, "the runner to start judging")
     r.signal(signal.SIGTERM)
     assert r.wait(60) == 0
     rows = world.rows()
@@ -38,9 +39,10 @@ def test_sigterm_finishes_the_job_in_hand_and_claims_no_more(world, tmp_path, mo
 def test_a_second_sigterm_hands_the_job_back(world, tmp_path, monkeypatch):
     monkeypatch.setenv("SLEEPY_MIN", "60")
     monkeypatch.setenv("SLEEPY_MAX", "60")
+    monkeypatch.setenv("SLEEPY_STARTED", str(tmp_path))
     a = world.submit("a = 1")
     r = world.runner(0, tmp_path)
-    wait_for(lambda: world.rows()[a].state == "running", 30, "the claim")
+    wait_for(lambda: (tmp_path / str(a)).exists(), 30, "the runner to start judging")
     t0 = time.monotonic()
     r.signal(signal.SIGTERM)
     time.sleep(0.5)
