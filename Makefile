@@ -57,7 +57,7 @@ $(BROWSER_VENV)/numpy-2.0.2:
 	touch $@
 
 test: models browser site lint browser-venv
-	$(PYTHON) -m pytest -q -ra -n 2 --dist loadfile
+	$(PYTHON) -m pytest -q -ra -n 2 --dist loadfile --no-loadscope-reorder
 
 bench: models
 	$(PYTHON) benchmarks/throughput.py

@@ -1,7 +1,7 @@
 """The judge's in-process core on a toy exercise: loading, binding, failure messages, the verdict rules.
 
 The toy 'engine' (tests/fixtures/toy/toyengine) keeps these tests fast and independent of minisgl;
-the real exercises are judged in tests/test_judge_exercises.py.
+the real exercises are judged in tests/test_bank.py.
 """
 
 from __future__ import annotations

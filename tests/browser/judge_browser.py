@@ -154,35 +154,11 @@ def judge_seed() -> int:
     return seed
 
 
-@functools.cache
-def _verdicts() -> tuple[list, list, list]:
-    """check_jobs() judged locally (isolated children, as `practice/judge.py test --seed S`) and in Pyodide (the
-    Node runner), both at once: they are separate processes."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from judge.exercise import find_exercise
-    from judge.isolation import Job, judge_batch
+def node_verdicts(jobs) -> list:
+    """``jobs`` (from check_jobs()) judged in Pyodide through the Node runner (mode browser), seed judge_seed()."""
     from judge.node_runner import NodeJob, judge_in_node
 
-    jobs, seed = check_jobs(), judge_seed()
-    local = [Job(find_exercise(slug, REPO / "exercises"), src, name, "local", run_only=run, seed=seed)
-             for slug, _, src, name, run in jobs]
-    node = [NodeJob(slug, src, name, run, seed) for slug, _, src, name, run in jobs]
-    with ThreadPoolExecutor(2) as pool:
-        in_node = pool.submit(judge_in_node, node, site=_site())
-        return jobs, judge_batch(local), in_node.result()
-
-
-def local_verdicts() -> tuple[list, list]:
-    """What `practice/judge.py test --seed S` gives for each job of check_jobs(): isolated children, mode local."""
     need_layer()
     need_build_tools()
-    jobs, local, _ = _verdicts()
-    return jobs, local
-
-
-def node_verdicts() -> list:
-    """The same jobs judged in Pyodide through the Node runner (mode browser)."""
-    need_layer()
-    need_build_tools()
-    return _verdicts()[2]
+    seed = judge_seed()
+    return judge_in_node([NodeJob(slug, src, name, run, seed) for slug, _, src, name, run in jobs], site=_site())

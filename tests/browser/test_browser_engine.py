@@ -2,7 +2,7 @@
 layer and `import safetensors` the numpy reader (real torch is not importable there), the engine gives the same
 greedy tokens as on real PyTorch in every CPU configuration, and seeded sampled requests give real torch's tokens
 (alone or in a batch). The judge's verdicts on the browser's torch are compared with real torch's in Pyodide itself
-(test_bank_in_browser.py: the Node runner and Chromium)."""
+(tests/test_bank.py: the Node runner and Chromium)."""
 
 from __future__ import annotations
 

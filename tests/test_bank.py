@@ -1,10 +1,19 @@
-"""Every exercise, validated once (``judge.validate.check_exercise``, what ``practice/judge.py check
---trusted`` runs): the reference is accepted (Submit and Run), every alternative solution is accepted,
-the starter and every mutant are not, each file gets the same verdict in trusted mode, and every
-verdict matches the JSON Schema."""
+"""The exercise bank, judged once locally for every promise made about it.
+
+- Every exercise is valid as ``practice/judge.py check --trusted`` says (``judge.validate.check_exercise``): the
+  reference accepted (Submit and Run), every alternative solution accepted, the starter and every mutant not, each
+  file with the same verdict in trusted mode, every verdict matching the JSON Schema, and every mutant caught by a
+  test that says what is wrong (not only by the end-to-end token tests).
+- Every browser exercise judged in Pyodide by the Node runner and in headless Chromium (the page's client API
+  against the Flask site) gives the per-test statuses of those same local verdicts: one seed for all of them.
+
+One file, so that one test process judges the bank locally once for all of it (tests/conftest.py schedules it
+first: it is the longest).
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -13,11 +22,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+import judge_browser  # noqa: E402
+from judge_browser import REPO, compare_with_local, serve  # noqa: E402
 
 from judge.exercise import list_exercises  # noqa: E402
 from judge.validate import MIN_MUTANTS, alternatives, check_exercise  # noqa: E402
+from judge.verdict import Verdict  # noqa: E402
 
 EXERCISES = {e.slug: e for e in list_exercises(ROOT / "exercises")}
 SCHEMA = json.loads((ROOT / "judge" / "verdict.schema.json").read_text())
@@ -25,13 +37,17 @@ SCHEMA = json.loads((ROOT / "judge" / "verdict.schema.json").read_text())
 END_TO_END = re.compile(r"^test_(example_)?engine|same_tokens")
 CUDA_GRAPH = ["graph-bs-list", "graph-capture-buffer", "graph-pad-and-replay", "torch-backend-graph-hooks",
               "graph-capture-loop"]
-_REPORTS: dict = {}
+JUDGE = "([slug, src, opts]) => window.judge.judge(slug, src, opts)"
 
 
+@functools.cache
 def report(slug: str):
-    if slug not in _REPORTS:
-        _REPORTS[slug] = check_exercise(EXERCISES[slug], trusted=True)
-    return _REPORTS[slug]
+    return check_exercise(EXERCISES[slug], trusted=True, seed=judge_browser.judge_seed())
+
+
+def local_verdicts(jobs) -> list[Verdict]:
+    """The validation's local verdict of each job of judge_browser.check_jobs()."""
+    return [report(slug).verdicts[f"local {name}" + (" --run" if run else "")] for slug, _, _, name, run in jobs]
 
 
 def test_the_bank():
@@ -39,6 +55,7 @@ def test_the_bank():
     for e in EXERCISES.values():
         assert len(e.mutant_paths) >= MIN_MUTANTS, e.slug
         assert alternatives(e), f"{e.slug}: no alternative solution in tests/fixtures/alt_solutions/"
+        assert "local" in e.modes, f"{e.slug}: every exercise can be judged locally"
 
 
 @pytest.mark.parametrize("slug", sorted(EXERCISES))
@@ -97,3 +114,32 @@ def test_gpu_tests_are_skipped_with_a_reason():
     for slug in CUDA_GRAPH:
         skipped = [t for t in report(slug).verdicts["local reference.py"].tests if t.status == "skip"]
         assert skipped and all("CUDA" in t.message for t in skipped), slug
+
+
+def test_every_exercise_judges_as_locally_in_node():
+    jobs = judge_browser.check_jobs()
+    problems = compare_with_local(jobs, local_verdicts(jobs), judge_browser.node_verdicts(jobs))
+    assert not problems, "\n".join(problems)
+    assert len({slug for slug, *_ in jobs}) >= 5
+
+
+def test_every_exercise_judges_as_locally_in_chromium(chromium_browser):
+    judge_browser.need_layer()
+    site = judge_browser.site()
+    jobs, seed = judge_browser.check_jobs(), judge_browser.judge_seed()
+    with serve(site, REPO / "exercises") as base:
+        context = chromium_browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(240_000)
+        page.goto(base + "/judge/")
+        ready = page.evaluate("() => window.judge.ready.then((r) => r, (e) => ({error: e.message}))")
+        assert "error" not in ready, ready
+        browser = []
+        for slug, _, src, name, run in jobs:
+            r = page.evaluate(JUDGE, [slug, src, {"run": run, "seed": seed, "filename": name}])
+            assert not r["restarted"], f"{slug} {name}: the worker was restarted"
+            browser.append(Verdict.from_dict(r["verdict"]))
+        assert page.evaluate("window.judge.restarts") == 0
+        context.close()
+    problems = compare_with_local(jobs, local_verdicts(jobs), browser)
+    assert not problems, "\n".join(problems)
