@@ -114,6 +114,15 @@ def _exact(v: Any) -> Any:
     return v
 
 
+_SCALARS = frozenset({bool, int, float, str})
+
+
+def _all_scalars(items: Any) -> bool:
+    """``items`` is a builtin list or tuple of builtin scalars, each exactly bool, int, float or str: taken as
+    they are, nothing of the learner's can run on them (the fast path of ``plain``)."""
+    return type(items) in (list, tuple) and set(map(type, items)) <= _SCALARS
+
+
 def plain(v: Any, _budget: list[int] | None = None) -> Any:
     """``v`` as plain data: None, bool, int, float, str, lists, tuples, dicts, sets (frozenset),
     ``TensorValue``, ``HIDDEN``, and ``Opaque`` for anything else. Learner code never runs here: no
@@ -127,6 +136,11 @@ def plain(v: Any, _budget: list[int] | None = None) -> Any:
         return v
     if isinstance(v, (bool, int, float, str)):
         return _exact(v)
+    if _all_scalars(v):
+        budget[0] -= len(v)
+        if budget[0] < 0:
+            raise PlainError(f"a compared value has more than {MAX_ELEMENTS} elements")
+        return list(v) if type(v) is list else v
     if isinstance(v, (list, tuple)):
         items = [plain(x, budget) for x in (list.__iter__(v) if isinstance(v, list) else tuple.__iter__(v))]
         return items if isinstance(v, list) else tuple(items)
@@ -146,7 +160,7 @@ def plain(v: Any, _budget: list[int] | None = None) -> Any:
         dtype = str(v.dtype)
         if not dtype.startswith("torch."):
             dtype = "numpy." + dtype
-        return TensorValue(dtype, shape, tuple(_exact(x) for x in flat))
+        return TensorValue(dtype, shape, tuple(flat) if _all_scalars(flat) else tuple(_exact(x) for x in flat))
     kind = type(v)
     if getattr(kind, "__module__", "") == "torch" and kind.__name__ == "Size":
         return tuple(int(s) for s in tuple.__iter__(v))

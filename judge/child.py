@@ -92,7 +92,10 @@ def main(config: dict) -> None:
         from .reference import reference_source
 
         environment()  # import torch before the clock of the first job matters
+        import gc
         import threading
+
+        gc.freeze()  # what is loaded now lives as long as we do: the collection after each job skips it
 
         threads = threading.active_count()
     except BaseException as e:  # noqa: BLE001 - ours: nothing of the learner's ran yet

@@ -11,6 +11,8 @@ Pure standard library.
 from __future__ import annotations
 
 import ast
+import functools
+import io
 import os
 import traceback
 from typing import Any
@@ -97,18 +99,35 @@ def _item_diff(x: Any, y: Any, path: tuple) -> str | None:
 
 def _assert_source(source: str, line: int) -> str:
     """The source of the assert statement that starts on ``line`` (dedented), or the bare line."""
+    seg = _statements(source).get(line)
+    if seg:
+        first, *rest = seg.splitlines()
+        indent = min((len(r) - len(r.lstrip()) for r in rest if r.strip()), default=0)
+        return "\n".join([first] + [r[indent:] for r in rest])
     lines = source.splitlines()
-    try:
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.stmt) and node.lineno == line:
-                seg = ast.get_source_segment(source, node)
-                if seg:
-                    first, *rest = seg.splitlines()
-                    indent = min((len(r) - len(r.lstrip()) for r in rest if r.strip()), default=0)
-                    return "\n".join([first] + [r[indent:] for r in rest])
-    except SyntaxError:
-        pass
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+@functools.lru_cache(maxsize=4)
+def _statements(source: str) -> dict[int, str]:
+    """The source text of the first statement that starts on each line (parsed once per tests.py: a failing
+    verdict explains many checks of the same file)."""
+    out: dict[int, str] = {}
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return out
+    lines = io.StringIO(source, newline="").readlines()  # the parser's lines: \n, \r\n or \r, as ast counts them
+    offsets = [0]
+    for ln in lines:
+        offsets.append(offsets[-1] + len(ln.encode("utf-8")))
+    data = source.encode("utf-8")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno not in out and node.end_lineno is not None:
+            start = offsets[node.lineno - 1] + node.col_offset
+            end = offsets[node.end_lineno - 1] + node.end_col_offset
+            out[node.lineno] = data[start:end].decode("utf-8", errors="replace")
+    return out
 
 
 def _literal(text: str) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import gc
 import inspect
 import io
@@ -160,13 +161,21 @@ def _seed_torch(seed: int) -> None:
             pass
 
 
+_COMPILED: dict[tuple[str, str], tuple[types.CodeType, list]] = {}  # the last tests.py compiled, per path
+
+
 def _compile_tests(exercise: Exercise) -> tuple[types.CodeType, list, str]:
-    """tests.py read and compiled before the submission runs, its asserts rewritten into checks."""
+    """tests.py read and compiled before the submission runs, its asserts rewritten into checks (compiled once
+    per process and text: a batch or a browser worker judges the same tests again and again)."""
     path = str(exercise.tests_path)
     source = exercise.tests_path.read_text(encoding="utf-8")
-    tree, sites = rewrite_asserts(ast.parse(source, path), source)
+    if (path, source) not in _COMPILED:
+        tree, sites = rewrite_asserts(ast.parse(source, path), source)
+        _COMPILED.clear()
+        _COMPILED[(path, source)] = compile(tree, path, "exec", dont_inherit=True, optimize=0), sites
+    code, sites = _COMPILED[(path, source)]
     register_source(path, source)
-    return compile(tree, path, "exec", dont_inherit=True, optimize=0), sites, source
+    return code, [dataclasses.replace(s) for s in sites], source  # fresh sites: a failure writes its message
 
 
 def _load_tests(code: types.CodeType, sites: list, checks: Checks, path: str) -> types.ModuleType:

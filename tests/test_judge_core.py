@@ -324,6 +324,31 @@ def test_interrupt_in_the_browser_is_a_timeout_of_that_test(toy):
     assert v.tests[2].status == "pass"
 
 
+def test_plain_values_are_exact_builtins_and_bounded():
+    """plain() takes a list of exact builtin scalars as it is, and anything else element by element: a learner's
+    int subclass inside a list or a tuple becomes a plain int (its __eq__ never runs); size limits still hold."""
+    import torch
+
+    from judge import checks
+
+    class Sly(int):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = int.__hash__
+
+    cases = (([1, Sly(2), 3], [1, 2, 3]), ((1, Sly(2)), (1, 2)), ([1.5, "a", True, Sly(7)], [1.5, "a", True, 7]))
+    for v, want in cases:
+        got = checks.plain(v)
+        assert type(got) is type(v) and [type(x) for x in got] == [type(x) for x in want], got
+        assert list(got) != [1, 9, 3] and list(got) == list(want)  # builtin comparisons: Sly's __eq__ is gone
+    assert checks.plain([1, 2.5, "x", False]) == [1, 2.5, "x", False]
+    t = checks.plain(torch.tensor([[1, 2], [3, 4]], dtype=torch.int32))
+    assert (t.shape, t.values, {type(x) for x in t.values}) == ((2, 2), (1, 2, 3, 4), {int})
+    with pytest.raises(checks.PlainError, match="more than"):
+        checks.plain(list(range(checks.MAX_ELEMENTS + 1)))
+
+
 def test_value_formatting():
     import torch
 

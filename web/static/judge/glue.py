@@ -30,6 +30,9 @@ def setup(env_json, sys_path_json):
         import minisgl.llm  # noqa: F401
     except Exception as e:  # noqa: BLE001 - reported in the ready message; judging still says what failed
         info["import_error"] = f"{type(e).__name__}: {e}"
+    import gc
+
+    gc.freeze()  # the modules live as long as the worker: the collection after each job skips them
     return json.dumps(info)
 
 
