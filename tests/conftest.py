@@ -46,20 +46,20 @@ def chromium_browser():
         browser.close()
 
 
-# The longest files first (seconds on CI's 2 cores in a comment), so that the two workers of `make test`
+# The longest files first (in the order of their time on CI's 2 cores), so that the two workers of `make test`
 # (`-n 2 --dist loadfile --no-loadscope-reorder`: one file at a time, in collection order) finish together.
 LONGEST_FIRST = (
-    "test_bank.py",  # ~560
-    "test_hostile.py",  # ~180
-    "test_sandbox.py",  # ~120
-    "test_faults.py",  # ~110
-    "test_e2e.py",  # ~70
-    "test_judging_flows.py",  # ~60
-    "test_pages_browser.py",  # ~55
-    "test_chromium_judge.py",  # ~50
-    "test_smollm2.py",  # ~50
-    "test_panel.py",  # ~45
-    "test_node_judge.py",  # ~45
+    "test_bank.py",
+    "test_hostile.py",
+    "test_sandbox.py",
+    "test_faults.py",
+    "test_e2e.py",
+    "test_judging_flows.py",
+    "test_pages_browser.py",
+    "test_chromium_judge.py",
+    "test_smollm2.py",
+    "test_panel.py",
+    "test_node_judge.py",
 )
 
 

@@ -204,10 +204,14 @@ def current_user() -> User | None:
             row = s.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
             if row is None or row.revoked_at is not None or row.user.disabled:
                 raise ApiError(401, "unauthorized", "Unknown or revoked API token.")
-            now = utcnow()
-            if row.last_used_at is None or now - row.last_used_at > dt.timedelta(minutes=1):
-                row.last_used_at = now
             g.user, g.via_token = row.user, True
+            token_id, last_used = row.id, row.last_used_at
+        now = utcnow()
+        if last_used is None or now - last_used > dt.timedelta(minutes=1):
+            # a write of its own, with the write lock taken first: on SQLite a read transaction that then writes
+            # fails at once ("database is locked") when a runner's claim committed in between
+            with _db().session(write_lock=True) as s:
+                s.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=now))
         return g.user
     uid = session.get("uid")
     if uid is not None:

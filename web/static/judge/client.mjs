@@ -12,7 +12,7 @@ import { ADVISORY, Supervisor } from "./supervisor.mjs";
 export { ADVISORY };
 export const DEFAULT_MANIFEST = new URL("../assets/manifest.json", import.meta.url).href;
 
-export function createJudge({ manifestURL = DEFAULT_MANIFEST, onEvent = () => {}, graceMs = 1500 } = {}) {
+export function createJudge({ manifestURL = DEFAULT_MANIFEST, onEvent = () => {}, graceMs = 3000 } = {}) {
   const url = new URL(manifestURL, location.href).href;
   const manifest = fetch(url, { cache: "no-cache" }).then((r) => {
     if (!r.ok) throw new Error(`the judge's assets are not built (${url}: HTTP ${r.status}); run \`make browser\``);

@@ -37,7 +37,7 @@ function spawn() {
 const sup = new Supervisor({
   spawn,
   init: { manifest, options: { mounts: request.mounts || [], env: request.env || {}, sys_path: request.sys_path || [] } },
-  graceMs: request.grace_ms ?? 1500,
+  graceMs: request.grace_ms ?? 3000,
   onEvent: (ev) => {
     if (request.progress && ev.type === "progress") out(ev);
   },

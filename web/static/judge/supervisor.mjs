@@ -126,7 +126,7 @@ class Slot {
 }
 
 export class Supervisor {
-  constructor({ spawn, init, onEvent = () => {}, graceMs = 1500, bootTimeoutMs = 300000 }) {
+  constructor({ spawn, init, onEvent = () => {}, graceMs = 3000, bootTimeoutMs = 300000 }) {
     this.spawn = spawn;
     this.init = init;
     this.onEvent = onEvent;
