@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import functools
 import gc
 import inspect
 import io
@@ -161,19 +162,18 @@ def _seed_torch(seed: int) -> None:
             pass
 
 
-_COMPILED: dict[tuple[str, str], tuple[types.CodeType, list]] = {}  # the last tests.py compiled, per path
+@functools.lru_cache(maxsize=1)  # a batch or a browser worker judges the same tests again and again
+def _compiled(path: str, source: str) -> tuple[types.CodeType, list]:
+    tree, sites = rewrite_asserts(ast.parse(source, path), source)
+    return compile(tree, path, "exec", dont_inherit=True, optimize=0), sites
 
 
 def _compile_tests(exercise: Exercise) -> tuple[types.CodeType, list, str]:
     """tests.py read and compiled before the submission runs, its asserts rewritten into checks (compiled once
-    per process and text: a batch or a browser worker judges the same tests again and again)."""
+    per process and text)."""
     path = str(exercise.tests_path)
     source = exercise.tests_path.read_text(encoding="utf-8")
-    if (path, source) not in _COMPILED:
-        tree, sites = rewrite_asserts(ast.parse(source, path), source)
-        _COMPILED.clear()
-        _COMPILED[(path, source)] = compile(tree, path, "exec", dont_inherit=True, optimize=0), sites
-    code, sites = _COMPILED[(path, source)]
+    code, sites = _compiled(path, source)
     register_source(path, source)
     return code, [dataclasses.replace(s) for s in sites], source  # fresh sites: a failure writes its message
 

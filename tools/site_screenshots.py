@@ -13,7 +13,6 @@ import argparse
 import json
 import logging
 import shutil
-import socket
 import sys
 import threading
 from pathlib import Path
@@ -40,16 +39,6 @@ WRONG = '''class GraphCaptureBuffer:
 '''
 
 
-def free_port() -> int:
-    for port in range(8200, 8300):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise SystemExit("no free port in 8200-8299")
-
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -61,10 +50,9 @@ def main() -> int:
     from web import create_app
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    port = free_port()
-    server = make_server("127.0.0.1", port, create_app(), threaded=True)
+    server = make_server("127.0.0.1", 0, create_app(), threaded=True)  # a port the system picks
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://127.0.0.1:{server.server_port}"
     args.out.mkdir(parents=True, exist_ok=True)
     blocked: list[str] = []
     saved = {"minisgl-practice.v1." + SLUG: json.dumps({"code": WRONG, "savedAt": None, "verdicts": [],

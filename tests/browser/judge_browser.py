@@ -73,18 +73,18 @@ def check_jobs() -> list[tuple[str, str, str | None, str, bool]]:
     """(exercise, label, source, filename, run_only) for every browser exercise: what `check` judges (the
     reference by Submit and Run, the alternative solutions, the starter, the mutants)."""
     from judge.exercise import list_exercises
-    from judge.validate import alternatives
+    from judge.validate import judged_files
 
     out = []
     for e in list_exercises(REPO / "exercises"):
         if "browser" not in e.modes:
             continue
-        out += [(e.slug, "reference", None, "reference.py", False),
-                (e.slug, "reference --run", None, "reference.py", True)]
-        out += [(e.slug, f"alternative {p.name}", p.read_text(), f"alt_solutions/{p.name}", False)
-                for p in alternatives(e)]
-        out.append((e.slug, "starter", e.starter, "starter.py", False))
-        out += [(e.slug, f"mutants/{m.name}", m.read_text(), f"mutants/{m.name}", False) for m in e.mutant_paths]
+        for kind, name, src in judged_files(e):  # the reference's source: None, the browser derives its own
+            label = {"reference": "reference", "starter": "starter", "mutant": name}.get(kind)
+            out.append((e.slug, label or f"{kind} {name.split('/')[-1]}", None if kind == "reference" else src,
+                        name, False))
+            if kind == "reference":
+                out.append((e.slug, "reference --run", None, "reference.py", True))
     return out
 
 
