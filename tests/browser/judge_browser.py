@@ -48,6 +48,9 @@ def toy_sources() -> dict[str, str]:
         "loop_in_target": good.replace(body, "while True:\n        pass"),
         "loop_at_module_level": good + "\nwhile True:\n    pass\n",
         "os_exit": good.replace(body, "import os\n    os._exit(3)"),
+        "swallow_interrupt": good.replace(body, "while True:\n        try:\n            while True:\n"
+                                                "                pass\n        except BaseException:\n"
+                                                "            pass"),
     }
 
 

@@ -18,7 +18,9 @@ from judge.verdict import TestResult, Verdict
 
 LIMIT_S = 5.0  # the toy exercise's test_time_limit
 SLACK_S = 2.0  # the issue's bound: a looping test ends within its limit plus 2 s
-ORDER = ["good", "loop_in_target", "good", "loop_at_module_level", "good", "os_exit", "good"]
+GRACE_S = 3.0  # the supervisor's default graceMs
+ORDER = ["good", "loop_in_target", "good", "loop_at_module_level", "good", "os_exit", "good", "swallow_interrupt",
+         "good"]
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +81,10 @@ def test_loading_reports_what_and_how_much(hostile_run, toy_site):
 def test_a_looping_test_is_interrupted_and_the_others_still_run(hostile_run):
     run, _ = hostile_run
     v = verdict(run, 1)
-    assert v.status == "timeout" and run.results[2]["restarted"] is False, "interrupted in place, no restart"
     by = {t.name: t for t in v.tests}
+    assert v.status == "timeout" and run.results[2]["restarted"] is False, \
+        f"interrupted in place, no restart: {v.message!r}, {[(t.name, t.status, t.ms) for t in v.tests]}"
+
     # scale loops forever: the two tests calling it time out, each within its limit + 2 s
     for name in ("test_example_scale", "test_from_import"):
         assert by[name].status == "timeout", by[name]
@@ -109,6 +113,21 @@ def test_os_exit_restarts_the_worker_with_a_runtime_error(hostile_run):
     assert first.name == "test_example_scale" and first.status == "error", "the test that called it is blamed"
     assert all(t.status == "skip" for t in v.tests[1:]), "the rest did not run"
     assert statuses(verdict(run, 6)) == statuses(verdict(run, 0)), "the restarted worker judges"
+
+
+def test_a_test_that_swallows_the_interrupt_is_stopped_after_two_graces(hostile_run):
+    """Pyodide zeroes the interrupt word when Python takes the signal: the supervisor then allows a second grace for
+    the KeyboardInterrupt to unwind, and a test that swallows it is stopped once that is over."""
+    run, _ = hostile_run
+    msg = run.results[8]
+    v = verdict(run, 7)
+    assert msg["restarted"] is True and v.status == "timeout", v.message
+    first = v.tests[0]
+    assert first.name == "test_example_scale" and first.status == "timeout", first
+    assert "ran past its time limit of 5 s" in first.message
+    assert LIMIT_S + 2 * GRACE_S <= first.ms / 1000 <= LIMIT_S + 2 * GRACE_S + SLACK_S, first.ms
+    assert all(t.status == "skip" for t in v.tests[1:]), "the rest did not run"
+    assert statuses(verdict(run, 8)) == statuses(verdict(run, 0)), "the restarted worker judges"
 
 
 def test_every_verdict_has_the_schema_and_says_advisory(hostile_run):

@@ -5,7 +5,9 @@
 // is about to run) with the exercise's limits, then "plan", "test_start" and "test_end".
 //   - a test past its limit is interrupted (pyodide.setInterruptBuffer: KeyboardInterrupt inside it, reported as
 //     timeout by the harness, and the other tests still run); if it has not ended graceMs later, the worker is
-//     terminated and restarted, and that test is timeout;
+//     terminated and restarted, and that test is timeout. The grace is extended once (to 2 x graceMs) when Python
+//     took the interrupt but has not finished unwinding, or when the grace timer itself fired late (this thread was
+//     starved); a test whose end is already on its way is never stopped;
 //   - module-level code past the test limit, or a whole run past the run limit: terminated, restarted, timeout;
 //   - the interpreter ending (os._exit) or the worker dying: restarted, runtime_error (internal_error when nothing
 //     of the learner's had run yet).
@@ -113,6 +115,15 @@ class Slot {
     Atomics.store(c, 0, 2);
     if (Atomics.load(c, 1) !== seq) Atomics.compareExchange(c, 0, 2, 0);
     return true;
+  }
+
+  // where an interrupted test stands: "ended" (its test_end is on its way), "raised" (Python took the interrupt:
+  // the KeyboardInterrupt is unwinding, or the learner's code swallowed it), "pending" (no check reached yet: the
+  // interpreter is inside C code, or starved). Pyodide zeroes word 0 when it takes the signal.
+  interruptState(seq) {
+    const c = this.control;
+    if (Atomics.load(c, 1) !== seq) return "ended";
+    return Atomics.load(c, 0) === 0 ? "raised" : "pending";
   }
 
   kill() {
@@ -245,7 +256,19 @@ export class Supervisor {
           later("test", st.limits.test_s, () => {
             if (!slot.control) return stop("test");
             slot.interrupt(m.seq);
-            later("grace", this.graceMs / 1000, () => stop("test"));
+            let extended = false;
+            const armedAt = now();
+            const graceOver = () => {
+              const state = slot.interruptState(m.seq);
+              if (state === "ended") return; // its test_end is queued behind this timer
+              const late = now() - armedAt > 1.5 * this.graceMs;
+              if (!extended && (state === "raised" || late)) {
+                extended = true;
+                return later("grace", this.graceMs / 1000, graceOver);
+              }
+              stop("test");
+            };
+            later("grace", this.graceMs / 1000, graceOver);
           });
         } else if (m.event === "test_end") {
           clear("test", "grace");
