@@ -162,7 +162,10 @@ def test_a_job_cannot_see_another_jobs_files(sandbox):
                           "repr(scan([open('/in/needle.txt').read(), 'OWN-NEEDLE'], {'/in/needle.txt'})))\n")
     victim = threading.Thread(target=_run, args=(sandbox, victim_code, ContainerLimits(wall_s=40)))
     victim.start()
-    time.sleep(3)
+    deadline = time.monotonic() + 60  # the victim's secret is on disk before the reader starts: never a vacuous pass
+    while not list(sandbox.work_dir.glob("job-*/out/mine")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list(sandbox.work_dir.glob("job-*/out/mine")), "the victim container never wrote its secret"
     res = _run(sandbox, reader_code, ContainerLimits(wall_s=120), files={"needle.txt": secret.encode()})
     victim.join()
     assert res.exit_code == 0, res.log_tail
