@@ -2,8 +2,8 @@
 
 Every change to the queue wakes every stream (``web.notify.Hub``); without this, each would query the
 database at each wake-up, and 200 watchers would make 200 queries per claim. The board reads, once per
-hub version (and at least every few seconds), the state of the watched submissions and the queue's order;
-a stream reads its submission's full row only when its own state changes.
+hub version (and at least every few seconds), the state and queue position of the watched submissions, in one
+statement and so from one snapshot; a stream reads its submission's full row only when its own state changes.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import threading
 import time
 from collections import Counter
 
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.orm import aliased
 
 from .db import Database
 from .models import QUEUED, Submission
@@ -50,14 +51,14 @@ class Board:
             if version != self._version or self._at < not_before or time.monotonic() - self._at > MAX_AGE_S:
                 ids = list(self.watched)
                 started = time.monotonic()
+                # one statement, so one snapshot: state and position must agree (two statements under
+                # PostgreSQL's READ COMMITTED saw a job queued, then claimed before its position was counted)
+                ahead = aliased(Submission)
+                before = select(func.count()).select_from(ahead).where(
+                    ahead.state == QUEUED, ahead.id < Submission.id).correlate(Submission).scalar_subquery()
                 with self.db.session() as s:
-                    q = select(Submission.id, Submission.state).where(Submission.id.in_(ids))
-                    states = dict(s.execute(q).all())
-                    order = {}
-                    if QUEUED in states.values():
-                        queued = s.scalars(select(Submission.id).where(Submission.state == QUEUED)
-                                           .order_by(Submission.id)).all()
-                        order = {sid: i + 1 for i, sid in enumerate(queued)}
-                self._snap = {sid: (state, order.get(sid)) for sid, state in states.items()}
+                    rows = s.execute(select(Submission.id, Submission.state, before)
+                                     .where(Submission.id.in_(ids))).all()
+                self._snap = {sid: (state, n + 1 if state == QUEUED else None) for sid, state, n in rows}
                 self._version, self._at = version, started
             return self._snap.get(sub_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
+import time
 
 import pytest
 from sqlalchemy import select, update
@@ -202,3 +203,32 @@ def test_concurrent_claims_in_threads_never_hand_out_a_job_twice(grading, accoun
         t.join()
     assert not errors
     assert sorted(got) == sorted(ids) and len(got) == len(set(got))
+
+
+def test_the_watch_board_reads_state_and_position_in_one_snapshot(grading, accounts):
+    """SSE streams send what the board read. A claim that commits in the middle of the board's read must not give
+    'queued, no position' (under PostgreSQL's READ COMMITTED each statement has its own snapshot): the board reads
+    as of one moment, here the moment before both claims."""
+    from sqlalchemy import event
+
+    q = grading.queue
+    uid, rid = _user(accounts, grading), _runner(accounts, grading)
+    a = q.enqueue(uid, "graph-capture-loop", "cpu", "a = 1")
+    b = q.enqueue(uid, "graph-capture-loop", "cpu", "b = 1")
+    grading.board.add(b.id)
+    claimed = []
+
+    def claim_both_after_the_first_read(conn, cursor, statement, *args):
+        if not claimed and statement.lstrip().upper().startswith("SELECT") and "submissions" in statement:
+            claimed.append(statement)
+            claimed.extend(j.id for j in (q.claim(rid, ["cpu"]), q.claim(rid, ["cpu"])))  # other connections
+
+    engine = grading.db.engine
+    event.listen(engine, "after_cursor_execute", claim_both_after_the_first_read)
+    try:
+        seen = grading.board.get(b.id)
+    finally:
+        event.remove(engine, "after_cursor_execute", claim_both_after_the_first_read)
+    assert claimed[1:] == [a.id, b.id], "both claims committed during the board's read"
+    assert seen == ("queued", 2), seen
+    assert grading.board.get(b.id, not_before=time.monotonic()) == ("running", None)
