@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, select, text, update
+from sqlalchemy.orm import aliased
 
 from judge.verdict import Verdict
 
@@ -32,6 +33,12 @@ from .db import Database, utcnow
 from .models import CANCELLED, DONE, QUEUED, RUNNING, Runner, Setting, Submission
 from .notify import Hub, changed
 
+
+def queued_ahead(of):
+    """SQL: how many queued submissions are ahead of submission ``of`` (an id, or an outer query's
+    ``Submission.id``, which it then correlates to); a queued submission's position is that + 1."""
+    ahead = aliased(Submission)
+    return select(func.count()).select_from(ahead).where(ahead.state == QUEUED, ahead.id < of).scalar_subquery()
 
 @dataclass
 class QueueConfig:
@@ -132,8 +139,7 @@ class Queue:
         """1 for the next job to be claimed; None unless queued."""
         if sub.state != QUEUED:
             return None
-        return 1 + s.scalar(select(func.count()).select_from(Submission).where(
-            Submission.state == QUEUED, Submission.id < sub.id))
+        return 1 + s.scalar(select(queued_ahead(sub.id)))
 
     # --- runners --------------------------------------------------------------------------------------------
 

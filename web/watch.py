@@ -12,12 +12,12 @@ import threading
 import time
 from collections import Counter
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import select
 
 from .db import Database
 from .models import QUEUED, Submission
 from .notify import Hub
+from .queue import queued_ahead
 
 MAX_AGE_S = 5.0  # a snapshot is re-read after this long even without a change (a lost notification)
 
@@ -53,11 +53,8 @@ class Board:
                 started = time.monotonic()
                 # one statement, so one snapshot: state and position must agree (two statements under
                 # PostgreSQL's READ COMMITTED saw a job queued, then claimed before its position was counted)
-                ahead = aliased(Submission)
-                before = select(func.count()).select_from(ahead).where(
-                    ahead.state == QUEUED, ahead.id < Submission.id).correlate(Submission).scalar_subquery()
                 with self.db.session() as s:
-                    rows = s.execute(select(Submission.id, Submission.state, before)
+                    rows = s.execute(select(Submission.id, Submission.state, queued_ahead(Submission.id))
                                      .where(Submission.id.in_(ids))).all()
                 self._snap = {sid: (state, n + 1 if state == QUEUED else None) for sid, state, n in rows}
                 self._version, self._at = version, started

@@ -47,6 +47,18 @@ def wait_http(url: str, timeout: float = 30.0, proc: subprocess.Popen | None = N
     raise TimeoutError(f"{url} did not answer in {timeout} s")
 
 
+
+def wait_for(cond, timeout: float, what: str, every: float = 0.2):
+    """cond()'s first true value, polled every ``every`` s; AssertionError after ``timeout`` s."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        value = cond()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
 @dataclass
 class PgCluster:
     """A throw-away PostgreSQL cluster (initdb + pg_ctl in a temporary folder)."""

@@ -14,7 +14,7 @@ import requests
 from sqlalchemy import select
 
 from server.conftest import Accounts, reference_code
-from server.pieces import RunnerProc, fresh_database
+from server.pieces import RunnerProc, fresh_database, wait_for
 from web.db import open_database
 from web.models import Submission
 
@@ -23,16 +23,6 @@ FAST = {"MINISGL_PRACTICE_LEASE_SECONDS": "2", "MINISGL_PRACTICE_REAPER_SECONDS"
         "MINISGL_PRACTICE_MAX_ATTEMPTS": "50", "MINISGL_PRACTICE_RATE_LIMIT": "100000",
         "MINISGL_PRACTICE_QUEUE_CAP": "100000", "MINISGL_PRACTICE_POLL_SECONDS": "0.1"}
 SLEEPY = "server.sleepy:SleepyExecutor"
-
-
-def wait_for(cond, timeout: float, what: str, every: float = 0.2):
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        value = cond()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 class World:

@@ -20,6 +20,7 @@ import pytest
 import requests
 
 from runner.sandbox import LABEL, ContainerLimits, DockerSandbox
+from server.pieces import wait_for
 
 PY = ["python", "-c"]
 
@@ -178,10 +179,9 @@ def test_a_job_cannot_see_another_jobs_files(sandbox):
                           "repr(scan([open('/in/needle.txt').read(), 'OWN-NEEDLE'], {'/in/needle.txt'})))\n")
     victim = threading.Thread(target=_run, args=(sandbox, victim_code, ContainerLimits(wall_s=40)))
     victim.start()
-    deadline = time.monotonic() + 60  # the victim's secret is on disk before the reader starts: never a vacuous pass
-    while not list(sandbox.work_dir.glob("job-*/out/mine")) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert list(sandbox.work_dir.glob("job-*/out/mine")), "the victim container never wrote its secret"
+    # the victim's secret is on disk before the reader starts: never a vacuous pass
+    wait_for(lambda: list(sandbox.work_dir.glob("job-*/out/mine")), 60, "the victim container to write its secret",
+             every=0.1)
     res = _run(sandbox, reader_code, ContainerLimits(wall_s=120), files={"needle.txt": secret.encode()})
     victim.join()
     assert res.exit_code == 0, res.log_tail
