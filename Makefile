@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 FRONTEND := web/frontend
 SITE_BUNDLE := web/static/dist/exercise.js
-# The browser's Python for the tests of web/browser (the numpy torch): 3.12 with Pyodide's numpy 2.0.2, no torch
+# The browser's Python for the tests of browser/compat (the numpy torch): 3.12 with Pyodide's numpy 2.0.2, no torch
 PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12))
 BROWSER_VENV := .venv-browser
 
@@ -26,7 +26,7 @@ models: install
 
 # Pyodide 0.27.7 (npm), its numpy/micropip/packaging wheels (verified), our wheels and the lock: .cache/browser/site
 browser: models
-	$(PYTHON) tools/build_browser.py
+	$(PYTHON) -m browser.build
 
 # the site's editor and page scripts: CodeMirror 6 and ours, bundled by esbuild (pinned by package-lock.json)
 $(FRONTEND)/node_modules/.package-lock.json: $(FRONTEND)/package-lock.json

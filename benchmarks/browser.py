@@ -29,9 +29,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tools"))
 
-import build_browser  # noqa: E402
+from browser import build as browser_build  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -103,7 +102,7 @@ def main() -> int:
     if not chromium:
         print("chromium is not installed (apt-get install chromium)", file=sys.stderr)
         return 2
-    site = build_browser.build(quiet=True).parent
+    site = browser_build.build(quiet=True).parent
     from playwright.sync_api import sync_playwright
 
     srv = serve(site, args.port)

@@ -189,8 +189,8 @@ def cmd_check(args) -> int:
         return 1
     style = style_for(sys.stdout)
     if args.browser:
-        from .browser_check import build_assets, check_browser
-        from .node_runner import NodeRunnerError
+        from browser.check import build_assets, check_browser
+        from browser.node import NodeRunnerError
 
         err = build_assets()
         if err:

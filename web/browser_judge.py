@@ -4,7 +4,7 @@
     /judge/exercises.json         the browser exercises: slug, title, starter, limits
     /judge/js/<module>            client.mjs (the pages' API), supervisor.mjs, worker.mjs, core.mjs, glue.py
     /judge/assets/manifest.json   what the worker loads (sha256 and size of every file); never cached
-    /judge/assets/<hash>/...      the built files (tools/build_browser.py); each URL names a content hash,
+    /judge/assets/<hash>/...      the built files (browser/build.py); each URL names a content hash,
                                   so they are cached for a year, immutable
 
 The built tree is ``BROWSER_SITE`` (default ``.cache/browser/site`` of the checkout). Every response also gets
@@ -19,7 +19,7 @@ from pathlib import Path
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, send_from_directory
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-JS_DIR = Path(__file__).resolve().parent / "static" / "judge"
+JS_DIR = REPO_ROOT / "browser" / "js"  # the browser runtime's scripts (the package ``browser``); served as they are
 JS_FILES = ("client.mjs", "supervisor.mjs", "worker.mjs", "core.mjs", "glue.py")  # what a page loads
 MIME = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm",
         ".whl": "application/zip", ".zip": "application/zip", ".json": "application/json",

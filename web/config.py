@@ -13,7 +13,7 @@ DEFAULTS: dict[str, Any] = {
     "SECRET_KEY": None,  # None: a random key kept in the instance folder (``secret_key``), made on first start
     "EXERCISES_DIR": None,  # None: judge's default ($MINISGL_EXERCISES, else the checkout's exercises/)
     "MAX_QUERY_BYTES": 2048,  # a longer query string is refused with 414 (pages and API alike)
-    "BROWSER_SITE": None,  # the built browser assets (tools/build_browser.py); None: .cache/browser/site
+    "BROWSER_SITE": None,  # the built browser assets (browser/build.py); None: .cache/browser/site
     "BROWSER_EXERCISES": None,  # the exercises the minimal judge page lists; None: judge's default
 }
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYER = ROOT / "web" / "browser"
+LAYER = ROOT / "browser" / "compat"
 HERE = Path(__file__).resolve().parent
 BROWSER_NUMPY = "2.0.2"  # Pyodide 0.27.7's
 

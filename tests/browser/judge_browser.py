@@ -7,34 +7,31 @@ import functools
 import os
 import random
 import shutil
-import sys
 import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from browser import build as browser_build
+from tests.support import free_port, need
+
 REPO = Path(__file__).resolve().parents[2]
 TOY = REPO / "tests" / "fixtures" / "toy"
 PORTS = range(8100, 8200)  # this worktree's port range
 
-sys.path.insert(0, str(REPO / "tools"))
-import build_browser  # noqa: E402
-
-from tests.support import free_port, need  # noqa: E402
-
 
 def layer_present() -> bool:
-    return (REPO / "web" / "browser" / "torch" / "__init__.py").is_file()
+    return (REPO / "browser" / "compat" / "torch" / "__init__.py").is_file()
 
 
 def need_layer() -> None:
-    need(layer_present(), "the numpy `torch` layer is not there yet (web/browser/torch, branch torch)")
+    need(layer_present(), "the numpy `torch` layer is not there yet (browser/compat/torch)")
 
 
 def python312() -> str | None:
     try:
-        return build_browser.find_python312()
-    except build_browser.BuildError:
+        return browser_build.find_python312()
+    except browser_build.BuildError:
         return None
 
 
@@ -125,11 +122,11 @@ def need_build_tools() -> None:
 
 @functools.cache
 def _site() -> Path:
-    return build_browser.build(quiet=True).parent
+    return browser_build.build(quiet=True).parent
 
 
 def site() -> Path:
-    """The site's own build (tools/build_browser.py, incremental): the real exercises."""
+    """The site's own build (browser/build.py, incremental): the real exercises."""
     need_build_tools()
     return _site()
 
@@ -138,7 +135,7 @@ def site() -> Path:
 def _toy_site() -> Path:
     out = Path(tempfile.mkdtemp(prefix="judge-toy-site-"))
     atexit.register(shutil.rmtree, out, True)
-    return build_browser.build(out, TOY / "exercises", [TOY / "toyengine"], quiet=True).parent
+    return browser_build.build(out, TOY / "exercises", [TOY / "toyengine"], quiet=True).parent
 
 
 def toy_site() -> Path:
@@ -159,7 +156,7 @@ def judge_seed() -> int:
 
 def node_verdicts(jobs) -> list:
     """``jobs`` (from check_jobs()) judged in Pyodide through the Node runner (mode browser), seed judge_seed()."""
-    from judge.node_runner import NodeJob, judge_in_node
+    from browser.node import NodeJob, judge_in_node
 
     need_layer()
     need_build_tools()

@@ -8,7 +8,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAYER = os.path.realpath(os.path.join(HERE, "..", "..", "web", "browser"))
+LAYER = os.path.realpath(os.path.join(HERE, "..", "..", "browser", "compat"))
 sys.path[:0] = [LAYER, HERE]
 
 import numpy  # noqa: E402

@@ -11,7 +11,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
-LAYER = os.path.join(ROOT, "web", "browser")
+LAYER = os.path.join(ROOT, "browser", "compat")
 sys.path[:0] = [LAYER, ROOT, HERE]
 
 import browser_engine  # noqa: E402

@@ -5,7 +5,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAYER = os.path.realpath(os.path.join(HERE, "..", "..", "web", "browser"))
+LAYER = os.path.realpath(os.path.join(HERE, "..", "..", "browser", "compat"))
 sys.path[:0] = [LAYER, HERE]
 
 import safetensors  # noqa: E402 - the reader

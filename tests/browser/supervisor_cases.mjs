@@ -1,7 +1,7 @@
 // The supervisor's grace rules against a scripted worker (no Pyodide): each case plays one way an interrupted
 // test can behave, and prints {case, restarted, ms, status} a line. Driven by tests/browser/test_supervisor.py.
 //   node tests/browser/supervisor_cases.mjs <graceMs>
-import { Supervisor } from "../../web/static/judge/supervisor.mjs";
+import { Supervisor } from "../../browser/js/supervisor.mjs";
 
 const graceMs = Number(process.argv[2] || 300);
 const TEST_S = 0.2;

@@ -1,4 +1,4 @@
-"""`pip wheel web/browser` builds one pure-Python wheel holding `torch` and `safetensors` (the layer and the reader),
+"""`pip wheel browser/compat` builds one pure-Python wheel holding `torch` and `safetensors` (the layer and the reader),
 and the wheel alone is enough: unpacked into an empty folder, the browser's Python imports and runs it."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import judge_browser
 import pytest
-from judge_browser import REPO, TOY, build_browser
+from judge_browser import REPO, TOY, browser_build
 
 from web import create_app
 
@@ -43,7 +43,7 @@ def test_manifest_names_every_served_file_with_its_hash(site):
 def test_the_lock_is_the_official_one_plus_our_wheels(site):
     m = json.loads((site / "manifest.json").read_text())
     lock = json.loads((site / m["lockFileURL"]).read_text())
-    official = json.loads((build_browser.cache_dir() / "npm/node_modules/pyodide/pyodide-lock.json").read_text())
+    official = json.loads((browser_build.cache_dir() / "npm/node_modules/pyodide/pyodide-lock.json").read_text())
     assert lock["info"] == official["info"]
     for name in ("numpy", "micropip", "packaging"):
         assert lock["packages"][name] == official["packages"][name], "official entries unchanged"
@@ -59,8 +59,8 @@ def test_a_rebuild_with_nothing_changed_runs_nothing_and_is_identical(site, monk
     before = (site / "manifest.json").read_text()
     stamps = {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
     commands = []
-    monkeypatch.setattr(build_browser, "run", lambda cmd, what, **kw: commands.append(what))
-    build_browser.build(quiet=True)
+    monkeypatch.setattr(browser_build, "run", lambda cmd, what, **kw: commands.append(what))
+    browser_build.build(quiet=True)
     assert commands == []
     assert (site / "manifest.json").read_text() == before
     assert {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()} == stamps
@@ -70,10 +70,10 @@ def test_a_changed_input_gets_new_urls_and_the_runtime_keeps_its_own(toy_site, t
     ex = tmp_path / "exercises"
     shutil.copytree(TOY / "exercises", ex)
     out = tmp_path / "site"
-    a = json.loads(build_browser.build(out, ex, [TOY / "toyengine"], quiet=True).read_text())
+    a = json.loads(browser_build.build(out, ex, [TOY / "toyengine"], quiet=True).read_text())
     with open(ex / "toy-counter" / "statement.md", "a") as f:
         f.write("\nOne more line.\n")
-    b = json.loads(build_browser.build(out, ex, [TOY / "toyengine"], quiet=True).read_text())
+    b = json.loads(browser_build.build(out, ex, [TOY / "toyengine"], quiet=True).read_text())
     assert a["data"]["url"] != b["data"]["url"], "new data, new URL (old caches can never serve it)"
     assert a["indexURL"] == b["indexURL"] and a["lockFileURL"] == b["lockFileURL"]
     assert not (out / a["data"]["url"]).exists(), "the old build's file was pruned"
@@ -83,7 +83,7 @@ def test_a_changed_input_gets_new_urls_and_the_runtime_keeps_its_own(toy_site, t
 
 def _cache_copy(tmp_path: Path) -> Path:
     """A cache with the verified runtime (npm package and the three wheels), to be tampered with."""
-    src = build_browser.cache_dir()
+    src = browser_build.cache_dir()
     cache = tmp_path / "cache"
     shutil.copytree(src / "npm", cache / "npm", symlinks=True)
     shutil.copytree(src / "pip" / "wheels", cache / "pip" / "wheels")
@@ -100,8 +100,8 @@ def test_a_mismatched_file_stops_the_build_naming_it_and_both_hashes(site, tmp_p
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
     monkeypatch.setenv("MINISGL_BROWSER_CACHE", str(cache))
-    with pytest.raises(build_browser.BuildError) as e:
-        build_browser.build(tmp_path / "site", quiet=True)
+    with pytest.raises(browser_build.BuildError) as e:
+        browser_build.build(tmp_path / "site", quiet=True)
     text = str(e.value)
     assert path.name in text and want in text and sha(path) in text and "mismatch" in text
     assert not (tmp_path / "site" / "manifest.json").exists(), "nothing is served"
@@ -111,8 +111,8 @@ def test_a_missing_file_stops_the_build(site, tmp_path, monkeypatch):
     cache = _cache_copy(tmp_path)
     (cache / "npm/node_modules/pyodide/python_stdlib.zip").unlink()
     monkeypatch.setenv("MINISGL_BROWSER_CACHE", str(cache))
-    with pytest.raises(build_browser.BuildError, match=r"python_stdlib\.zip: missing .*expected sha256 [0-9a-f]{64}"):
-        build_browser.build(tmp_path / "site", quiet=True)
+    with pytest.raises(browser_build.BuildError, match=r"python_stdlib\.zip: missing .*expected sha256 [0-9a-f]{64}"):
+        browser_build.build(tmp_path / "site", quiet=True)
 
 
 def test_the_site_serves_assets_with_their_types_and_cache_headers(site):
@@ -134,7 +134,7 @@ def test_the_site_serves_assets_with_their_types_and_cache_headers(site):
     for name in ("client.mjs", "supervisor.mjs", "worker.mjs", "core.mjs"):
         r = client.get(f"/judge/js/{name}")
         assert r.status_code == 200 and r.mimetype == "text/javascript" and r.headers["Cache-Control"] == "no-cache"
-        assert r.data == (REPO / "web/static/judge" / name).read_bytes()
+        assert r.data == (REPO / "browser/js" / name).read_bytes()
     assert client.get("/judge/js/node-runner.mjs").status_code == 404, "only what a page loads"
     assert client.get("/judge/assets/../../pyproject.toml").status_code == 404
     assert client.get("/judge/").status_code == 200

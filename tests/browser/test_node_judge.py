@@ -13,7 +13,7 @@ import judge_browser
 import pytest
 from judge_browser import REPO, TOY, toy_sources
 
-from judge.node_runner import NodeRun, run_node
+from browser.node import NodeRun, run_node
 from judge.verdict import TestResult, Verdict
 
 LIMIT_S = 5.0  # the toy exercise's test_time_limit
@@ -141,7 +141,7 @@ def test_every_verdict_has_the_schema_and_says_advisory(hostile_run):
         assert msg["verdict"]["seed"] == 7
 
 
-def test_node_runner_judges_like_the_python_core(hostile_run):
+def test_the_runner_in_node_judges_like_the_python_core(hostile_run):
     """The toy in Pyodide gets the per-test statuses of the same judge core on CPython (browser mode)."""
     from judge.exercise import find_exercise
     from judge.harness import judge_source
@@ -168,7 +168,7 @@ def test_js_finalize_is_verdict_finalize():
                     cases.append({"status": status, "run": run, "tests": list(tests)})
     script = (
         "import { readFileSync } from 'node:fs';"
-        "import { finalize } from './web/static/judge/supervisor.mjs';"
+        "import { finalize } from './browser/js/supervisor.mjs';"
         "const cases = JSON.parse(readFileSync(0, 'utf8'));"
         "const out = cases.map((c) => finalize({status: c.status, mode: 'browser', run: c.run, message: '',"
         " tests: c.tests.map((s, i) => ({name: 't' + i, status: s}))}));"

@@ -10,7 +10,7 @@ import judge_browser
 import pytest
 from judge_browser import need_layer
 
-from judge.node_runner import exec_in_node
+from browser.node import exec_in_node
 
 # Runs as is on CPython (real torch) and in Pyodide (the layer); RESULT is JSON.
 CODE = r"""

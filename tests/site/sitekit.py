@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "web" / "frontend"
 AXE = FRONTEND / "node_modules" / "axe-core" / "axe.min.js"
 BUNDLE = STATIC / "dist" / "exercise.js"
-JUDGE_CLIENT = STATIC / "judge" / "client.mjs"  # branch `browser`: the in-browser judge's client API
-JUDGE_ASSETS = ROOT / ".cache" / "browser" / "site" / "manifest.json"  # built by tools/build_browser.py
+JUDGE_CLIENT = ROOT / "browser" / "js" / "client.mjs"  # the in-browser judge's client API (served at /judge/js/)
+JUDGE_ASSETS = ROOT / ".cache" / "browser" / "site" / "manifest.json"  # built by browser/build.py
 PORTS = range(8200, 8300)
 LAPTOP = {"width": 1366, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -92,7 +92,7 @@ def need_bundle() -> None:
 def need_judge() -> None:
     need(JUDGE_CLIENT.is_file(), f"in-browser judging is not installed ({JUDGE_CLIENT.relative_to(ROOT)} is missing)")
     need(JUDGE_ASSETS.is_file(), f"the browser judge's assets are not built ({JUDGE_ASSETS.relative_to(ROOT)}: "
-                                 "run `python tools/build_browser.py`)")
+                                 "run `make browser`)")
 
 
 @dataclass

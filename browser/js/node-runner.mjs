@@ -1,7 +1,7 @@
 // The Node runner: judges jobs in Pyodide on the very files the site serves, with the page's supervisor
-// (deadlines, interrupts, restarts). For CI and exercise authors; the Python driver is judge/node_runner.py.
+// (deadlines, interrupts, restarts). For CI and exercise authors; the Python driver is browser/node.py.
 //
-//   node web/static/judge/node-runner.mjs < request.json
+//   node browser/js/node-runner.mjs < request.json
 //   request: {"site": ".cache/browser/site", "jobs": [{"exercise": slug, "source": str|null, "run_only": bool,
 //             "seed": int|null, "filename": str} | {"exec": python code}], "mounts": [[host, guest]],
 //             "env": {K: V}, "sys_path": [guest dirs], "progress": bool (also print the progress events)}

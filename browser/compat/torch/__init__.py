@@ -1,7 +1,7 @@
 """A numpy `torch` for the browser: exactly the subset of PyTorch that minisgl's CPU path, the judge and the
 exercises use, with torch's semantics (views share memory, 0-d tensors stay tensors, torch's dtype promotion,
 data_ptr, named tuples from sort/topk/max). Anything else raises NotImplementedError naming it.
-See web/browser/README.md for what differs from PyTorch."""
+See browser/README.md for what differs from PyTorch."""
 
 from __future__ import annotations
 

