@@ -325,155 +325,19 @@ class Tensor:
     def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return _ops.inplace(self, _ops.div(self, other, rounding_mode=rounding_mode))
 
-    def __add__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _ops.add(other, self)
-
-    def __iadd__(self, other: Any) -> Tensor:
-        return _ops.inplace(self, _ops.add(self, other))
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _ops.sub(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _ops.sub(other, self)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return _ops.inplace(self, _ops.sub(self, other))
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _ops.mul(other, self)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return _ops.inplace(self, _ops.mul(self, other))
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _ops.div(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops.div(other, self)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return _ops.inplace(self, _ops.div(self, other))
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _ops.div(self, other, rounding_mode="floor")
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _ops.div(other, self, rounding_mode="floor")
-
-    def __ifloordiv__(self, other: Any) -> Tensor:
-        return _ops.inplace(self, _ops.div(self, other, rounding_mode="floor"))
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _ops.remainder(self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _ops.remainder(other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _ops.pow(self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _ops.pow(other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(self, other)
-
-    def __neg__(self) -> Tensor:
-        return _ops.neg(self)
-
-    def neg(self) -> Tensor:
-        return _ops.neg(self)
-
-    def abs(self) -> Tensor:
-        return _ops.abs(self)
-
-    __abs__ = abs
-
-    def __invert__(self) -> Tensor:
-        return _ops.bitwise_not(self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return _ops.bitwise("and", self, other)
-
-    def __rand__(self, other: Any) -> Tensor:
-        return _ops.bitwise("and", other, self)
-
-    def __or__(self, other: Any) -> Tensor:
-        return _ops.bitwise("or", self, other)
-
-    def __ror__(self, other: Any) -> Tensor:
-        return _ops.bitwise("or", other, self)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return _ops.bitwise("xor", self, other)
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return _ops.bitwise("xor", other, self)
-
-    def exp(self) -> Tensor:
-        return _ops.exp(self)
-
-    def log(self) -> Tensor:
-        return _ops.log(self)
-
-    def sqrt(self) -> Tensor:
-        return _ops.sqrt(self)
-
-    def rsqrt(self) -> Tensor:
-        return _ops.rsqrt(self)
-
-    def sin(self) -> Tensor:
-        return _ops.sin(self)
-
-    def cos(self) -> Tensor:
-        return _ops.cos(self)
+    # neg, abs, exp, log ... (and -t, abs(t), ~t): made from _UNARY below the class
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - torch's names
         return _ops.clamp(self, min, max)
 
     # ---- comparison (results are bool tensors)
-    def eq(self, other: Any) -> Tensor:
-        return _ops.compare("eq", self, other)
-
-    def ne(self, other: Any) -> Tensor:
-        return _ops.compare("ne", self, other)
-
-    def lt(self, other: Any) -> Tensor:
-        return _ops.compare("lt", self, other)
-
-    def le(self, other: Any) -> Tensor:
-        return _ops.compare("le", self, other)
-
-    def gt(self, other: Any) -> Tensor:
-        return _ops.compare("gt", self, other)
-
-    def ge(self, other: Any) -> Tensor:
-        return _ops.compare("ge", self, other)
-
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         return _ops.compare("eq", self, other) if _ops.is_operand(other) else NotImplemented
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
         return _ops.compare("ne", self, other) if _ops.is_operand(other) else NotImplemented
 
-    def __lt__(self, other: Any) -> Tensor:
-        return _ops.compare("lt", self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _ops.compare("le", self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _ops.compare("gt", self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _ops.compare("ge", self, other)
+    # the other comparisons and the binary operators: made from the tables below the class
 
     # ---- reductions, sorting
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | None = None) -> Tensor:
@@ -512,6 +376,74 @@ class Tensor:
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
         return _reduce.topk(self, k, dim, largest, sorted)
+
+
+
+# The binary operators, as torch has them: stem -> (forms, the _ops function, its leading arguments, keywords).
+# Each stem gives ``__stem__`` (self op other), plus ``__rstem__`` (other op self) for form "r" and ``__istem__``
+# (in place, through _ops.inplace) for form "i".
+_OPERATORS: dict[str, tuple[str, str, tuple, dict]] = {
+    "add": ("ri", "add", (), {}),
+    "sub": ("ri", "sub", (), {}),
+    "mul": ("ri", "mul", (), {}),
+    "truediv": ("ri", "div", (), {}),
+    "floordiv": ("ri", "div", (), {"rounding_mode": "floor"}),
+    "mod": ("r", "remainder", (), {}),
+    "pow": ("r", "pow", (), {}),
+    "matmul": ("", "matmul", (), {}),
+    "and": ("r", "bitwise", ("and",), {}),
+    "or": ("r", "bitwise", ("or",), {}),
+    "xor": ("r", "bitwise", ("xor",), {}),
+}
+# the comparisons (bool tensors): eq, ne, lt ... as methods; lt, le, gt, ge as operators too (__eq__ and __ne__
+# are written out in the class: they answer NotImplemented for what is not an operand)
+_COMPARISONS = {"eq": False, "ne": False, "lt": True, "le": True, "gt": True, "ge": True}
+# the elementwise functions of one tensor: method -> the _ops function
+_UNARY = {"__neg__": "neg", "neg": "neg", "abs": "abs", "__invert__": "bitwise_not", "exp": "exp", "log": "log",
+          "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin", "cos": "cos"}
+
+
+def _method(name: str, op: str, lead: tuple, kw: dict, swap: bool = False, inplace: bool = False) -> Any:
+    """``Tensor.<name>(self, other)``: ``_ops.<op>(*lead, self, other, **kw)`` (swapped: other, self), in place or
+    not. ``_ops`` is looked up at call time: it is imported after the class."""
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        fn = getattr(_ops, op)
+        out = fn(*lead, other, self, **kw) if swap else fn(*lead, self, other, **kw)
+        return _ops.inplace(self, out) if inplace else out
+
+    return _named(method, name)
+
+
+def _unary(name: str, op: str) -> Any:
+    """``Tensor.<name>(self)``: ``_ops.<op>(self)``."""
+
+    def method(self: Tensor) -> Tensor:
+        return getattr(_ops, op)(self)
+
+    return _named(method, name)
+
+
+def _named(method: Any, name: str) -> Any:
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    return method
+
+
+for _stem, (_forms, _op, _lead, _kw) in _OPERATORS.items():
+    setattr(Tensor, f"__{_stem}__", _method(f"__{_stem}__", _op, _lead, _kw))
+    if "r" in _forms:
+        setattr(Tensor, f"__r{_stem}__", _method(f"__r{_stem}__", _op, _lead, _kw, swap=True))
+    if "i" in _forms:
+        setattr(Tensor, f"__i{_stem}__", _method(f"__i{_stem}__", _op, _lead, _kw, inplace=True))
+for _cmp, _dunder in _COMPARISONS.items():
+    setattr(Tensor, _cmp, _method(_cmp, "compare", (_cmp,), {}))
+    if _dunder:
+        setattr(Tensor, f"__{_cmp}__", _method(f"__{_cmp}__", "compare", (_cmp,), {}))
+for _name, _op in _UNARY.items():
+    setattr(Tensor, _name, _unary(_name, _op))
+Tensor.__abs__ = Tensor.abs
+del _stem, _forms, _op, _lead, _kw, _cmp, _dunder, _name
 
 
 from . import _index, _ops, _random, _reduce, _shape  # noqa: E402 - these modules build on Tensor
