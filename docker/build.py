@@ -33,7 +33,7 @@ BASE_IMAGE = "minisgl-base:bookworm"
 ONLINE_BASE = "python:3.11-slim-bookworm"
 MIRROR = os.environ.get("MINISGL_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 BASE_PACKAGES = "python3,python3-venv,passwd"
-SOURCES = ("minisgl", "judge", "exercises", "runner", "web")
+SOURCES = ("minisgl", "judge", "exercises", "runner", "web", "browser")
 IMAGES = {  # name -> (Dockerfile, requirements files, tag online, tag offline)
     "job": ("job.Dockerfile", ("requirements-job.txt", "requirements-models.txt"), "minisgl-job:gpu",
             "minisgl-job:cpu"),

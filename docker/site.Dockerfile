@@ -9,6 +9,7 @@ RUN python3 -m venv /opt/venv \
  && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check ${PIP_ARGS} -r /tmp/requirements-site.txt \
  && rm -rf /wheels
 COPY web /opt/practice/web
+COPY browser/js /opt/practice/browser/js
 COPY judge /opt/practice/judge
 COPY exercises /opt/practice/exercises
 COPY docker/site-entrypoint.sh /usr/local/bin/site-entrypoint
