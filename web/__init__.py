@@ -30,14 +30,16 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
 
-    from . import api, pages
+    from . import accounts, api, pages, runners, staff, submissions
+    from .admin import register_commands
     from .catalog import CatalogCache
     from .errors import error_response, register_errors
+    from .grading import init_grading
+    from .openapi import bp as openapi_bp
 
     app.extensions["minisgl.catalog"] = CatalogCache(app.config.get("EXERCISES_DIR"))
     register_errors(app)
-    app.register_blueprint(pages.bp)
-    app.register_blueprint(api.bp)
+    init_grading(app)  # the grading server: database, queue, change hub, reaper
 
     @app.errorhandler(ExerciseError)
     def exercises_unreadable(e: ExerciseError):
@@ -55,7 +57,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     from .browser_judge import bp as browser_judge
 
-    app.register_blueprint(browser_judge)
+    for bp in (pages.bp, api.bp, openapi_bp, browser_judge, accounts.bp, submissions.bp, runners.bp, staff.bp):
+        app.register_blueprint(bp)
+    register_commands(app)
 
     @app.after_request
     def isolation_headers(response):
@@ -66,8 +70,4 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         response.headers.setdefault("Cross-Origin-Resource-Policy", "same-origin")
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         return response
-
-    from .grading import init_grading
-
-    init_grading(app)  # the grading server: database, queue, accounts, runner API, staff page
     return app

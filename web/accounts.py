@@ -6,21 +6,21 @@ no open sign-up. Every form carries the session's CSRF token.
 
 from __future__ import annotations
 
-import hmac
 from urllib.parse import urlsplit
 
-from flask import Blueprint, abort, current_app, g, redirect, render_template, request, session, url_for
+from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from sqlalchemy import select
 
 from . import auth
-from .apierror import ApiError
+from .errors import ApiError
+from .grading import get_grading
 from .models import ApiToken, User
 
 bp = Blueprint("accounts", __name__, template_folder="templates")
 
 
 def _db():
-    return current_app.extensions["grading"].db
+    return get_grading().db
 
 
 def _safe_next(target: str | None) -> str:
@@ -29,12 +29,6 @@ def _safe_next(target: str | None) -> str:
         return "/"
     parts = urlsplit(target)
     return target if not parts.scheme and not parts.netloc else "/"
-
-
-def _form_csrf() -> None:
-    sent, want = request.form.get("csrf_token", ""), session.get("csrf", "")
-    if not want or not hmac.compare_digest(sent.encode(), want.encode()):
-        abort(400, "The form expired (missing or wrong CSRF token): reload the page and try again.")
 
 
 @bp.app_context_processor
@@ -52,7 +46,7 @@ def _template_globals():
 def login():
     error = None
     if request.method == "POST":
-        _form_csrf()
+        auth.check_csrf(400)
         user = auth.verify_login(_db(), request.form.get("username", ""), request.form.get("password", ""))
         if user is not None:
             auth.login_session(user)
@@ -65,7 +59,7 @@ def login():
 
 @bp.post("/logout")
 def logout():
-    _form_csrf()
+    auth.check_csrf(400)
     session.clear()
     return redirect(url_for("accounts.login"))
 
@@ -79,7 +73,7 @@ def invite(token: str):
                                "staff for a new one."), 404
     error = None
     if request.method == "POST":
-        _form_csrf()
+        auth.check_csrf(400)
         password = request.form.get("password", "")
         try:
             auth.check_username(request.form.get("username", ""))
@@ -106,7 +100,7 @@ def login_link(token: str):
     with _db().session() as s:
         user = s.get(User, link.user_id)
     if request.method == "POST":
-        _form_csrf()
+        auth.check_csrf(400)
         if auth.use_link(_db(), token, "login") is None or user is None or user.disabled:
             abort(404)
         auth.login_session(user)
@@ -114,17 +108,9 @@ def login_link(token: str):
     return render_template("server/link.html", username=user.username if user else "?")
 
 
-def _login_required():
-    user = auth.current_user()
-    if user is None:
-        return redirect(url_for("accounts.login", next=request.path))
-    return None
-
-
 @bp.get("/account")
+@auth.login_required
 def account():
-    if (r := _login_required()) is not None:
-        return r
     with _db().session() as s:
         tokens = list(s.scalars(select(ApiToken).where(ApiToken.user_id == g.user.id).order_by(ApiToken.id.desc())))
     return render_template("server/account.html", tokens=tokens, new_token=session.pop("new_token", None),
@@ -132,29 +118,26 @@ def account():
 
 
 @bp.post("/account/tokens")
+@auth.login_required
 def new_token():
-    if (r := _login_required()) is not None:
-        return r
-    _form_csrf()
+    auth.check_csrf(400)
     name = request.form.get("name", "")[:64] or "command line"
     session["new_token"] = auth.create_api_token(_db(), g.user.username, name)  # shown once, then dropped
     return redirect(url_for("accounts.account"))
 
 
 @bp.post("/account/tokens/<rowid:token_id>/revoke")
+@auth.login_required
 def revoke_token(token_id: int):
-    if (r := _login_required()) is not None:
-        return r
-    _form_csrf()
+    auth.check_csrf(400)
     auth.revoke_api_token(_db(), g.user.id, token_id)
     return redirect(url_for("accounts.account"))
 
 
 @bp.post("/account/password")
+@auth.login_required
 def change_password():
-    if (r := _login_required()) is not None:
-        return r
-    _form_csrf()
+    auth.check_csrf(400)
     if auth.verify_login(_db(), g.user.username, request.form.get("current", "")) is None:
         session["message"] = "The current password is wrong."
         return redirect(url_for("accounts.account"))
@@ -175,23 +158,3 @@ def me():
     if user is None:
         raise ApiError(401, "unauthorized", "Not logged in.", login_url=url_for("accounts.login"))
     return {"user": {"username": user.username, "staff": user.is_staff}, "csrf_token": auth.csrf_token()}
-
-
-# ---- the OpenAPI description (gathered by web/openapi.py) ------------------------------------------------------
-
-PATHS = {
-    "/api/v1/me": {"get": {
-        "operationId": "me", "security": [{"bearerAuth": []}, {"sessionCookie": []}],
-        "summary": "Who you are, and the CSRF token that cookie-authenticated changes send as X-CSRF-Token.",
-        "responses": {"200": {"description": "You.", "content": {"application/json": {"schema": {
-            "type": "object", "required": ["user", "csrf_token"],
-            "properties": {"user": {"type": "object", "properties": {"username": {"type": "string"},
-                                                                      "staff": {"type": "boolean"}}},
-                           "csrf_token": {"type": "string"}}}}}},
-            "401": {"description": "Not logged in.", "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/Error"}}}},
-            "414": {"description": "The query string is too long.", "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/Error"}}}}},
-    }},
-}
-SCHEMAS: dict = {}

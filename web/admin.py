@@ -15,16 +15,13 @@ from sqlalchemy import select, update
 from . import auth
 from . import db as dbm
 from .db import utcnow
+from .grading import get_grading
 from .models import QUEUED, RUNNING, Runner, Submission, User
 
 db_cli = AppGroup("db", help="The database schema (Alembic migrations).")
 users_cli = AppGroup("users", help="Learner and staff accounts, invitations, API tokens.")
 runners_cli = AppGroup("runners", help="GPU runners and their tokens.")
 queue_cli = AppGroup("queue", help="The submissions queue.")
-
-
-def _grading():
-    return current_app.extensions["grading"]
 
 
 def _base_url() -> str:
@@ -42,22 +39,22 @@ def _fail(message: str) -> None:
 @click.argument("revision", default="head")
 def db_upgrade(revision: str):
     """Apply the migrations up to REVISION (default: the newest)."""
-    dbm.upgrade(_grading().db.url, revision)
-    click.echo(f"database at {dbm.current_revision(_grading().db)}")
+    dbm.upgrade(get_grading().db.url, revision)
+    click.echo(f"database at {dbm.current_revision(get_grading().db)}")
 
 
 @db_cli.command("downgrade")
 @click.argument("revision")
 def db_downgrade(revision: str):
     """Undo migrations down to REVISION ('base' drops every table)."""
-    dbm.downgrade(_grading().db.url, revision)
-    click.echo(f"database at {dbm.current_revision(_grading().db) or 'base'}")
+    dbm.downgrade(get_grading().db.url, revision)
+    click.echo(f"database at {dbm.current_revision(get_grading().db) or 'base'}")
 
 
 @db_cli.command("current")
 def db_current():
     """The schema revision of the database, and the one this code needs."""
-    click.echo(f"database: {dbm.current_revision(_grading().db) or 'base (empty)'}; code: {dbm.head_revision()}")
+    click.echo(f"database: {dbm.current_revision(get_grading().db) or 'base (empty)'}; code: {dbm.head_revision()}")
 
 
 # --- users ----------------------------------------------------------------------------------------------------
@@ -78,7 +75,7 @@ def users_create(username: str, staff: bool, password_stdin: bool, no_password: 
     """Create an account."""
     password = None if no_password else _read_password(password_stdin)
     try:
-        user = auth.create_user(_grading().db, username, password, staff=staff)
+        user = auth.create_user(get_grading().db, username, password, staff=staff)
     except auth.AccountError as e:
         _fail(str(e))
     click.echo(f"created {'staff' if staff else 'learner'} {user.username}")
@@ -90,7 +87,7 @@ def users_create(username: str, staff: bool, password_stdin: bool, no_password: 
 def users_password(username: str, password_stdin: bool):
     """Set a user's password (logs out their other sessions)."""
     try:
-        auth.set_password(_grading().db, username, _read_password(password_stdin))
+        auth.set_password(get_grading().db, username, _read_password(password_stdin))
     except auth.AccountError as e:
         _fail(str(e))
     click.echo(f"password of {username} changed")
@@ -98,7 +95,7 @@ def users_password(username: str, password_stdin: bool):
 
 @users_cli.command("list")
 def users_list():
-    with _grading().db.session() as s:
+    with get_grading().db.session() as s:
         for u in s.scalars(select(User).order_by(User.username)):
             flags = ",".join(f for f, on in (("staff", u.is_staff), ("disabled", u.disabled),
                                                ("no-password", not u.password_hash)) if on)
@@ -109,7 +106,7 @@ def users_list():
 @click.argument("username")
 def users_disable(username: str):
     """Lock an account out (its sessions and tokens stop working)."""
-    with _grading().db.session() as s:
+    with get_grading().db.session() as s:
         n = s.execute(update(User).where(User.username == username.lower())
                       .values(disabled=True, session_epoch=User.session_epoch + 1)).rowcount
     if not n:
@@ -122,7 +119,7 @@ def users_disable(username: str):
 @click.option("--hours", default=72.0, show_default=True, help="How long the link works.")
 def users_invite(staff: bool, hours: float):
     """Print a one-time link with which someone creates their account."""
-    token = auth.create_link(_grading().db, kind="invite", hours=hours, staff=staff, created_by="admin")
+    token = auth.create_link(get_grading().db, kind="invite", hours=hours, staff=staff, created_by="admin")
     click.echo(f"{_base_url()}/invite/{token}")
 
 
@@ -132,7 +129,7 @@ def users_invite(staff: bool, hours: float):
 def users_login_link(username: str, hours: float):
     """Print a one-time login link for an existing user."""
     try:
-        token = auth.create_link(_grading().db, kind="login", hours=hours, username=username, created_by="admin")
+        token = auth.create_link(get_grading().db, kind="login", hours=hours, username=username, created_by="admin")
     except auth.AccountError as e:
         _fail(str(e))
     click.echo(f"{_base_url()}/login/link/{token}")
@@ -144,7 +141,7 @@ def users_login_link(username: str, hours: float):
 def users_token(username: str, name: str):
     """Print a new API token for USERNAME (shown once)."""
     try:
-        click.echo(auth.create_api_token(_grading().db, username, name))
+        click.echo(auth.create_api_token(get_grading().db, username, name))
     except auth.AccountError as e:
         _fail(str(e))
 
@@ -157,7 +154,7 @@ def users_token(username: str, name: str):
 def runners_add(name: str):
     """Register a runner; prints its token once (python -m runner --server URL --token TOKEN)."""
     try:
-        click.echo(auth.create_runner(_grading().db, name))
+        click.echo(auth.create_runner(get_grading().db, name))
     except auth.AccountError as e:
         _fail(str(e))
 
@@ -166,7 +163,7 @@ def runners_add(name: str):
 @click.argument("name")
 def runners_remove(name: str):
     """Disable a runner's token (its jobs in hand go back to the queue when their leases expire)."""
-    with _grading().db.session() as s:
+    with get_grading().db.session() as s:
         row = s.scalar(select(Runner).where(Runner.name == name.lower()))
         if row is None:
             _fail(f"No runner {name!r}.")
@@ -178,7 +175,7 @@ def runners_remove(name: str):
 @runners_cli.command("list")
 def runners_list():
     now = utcnow()
-    with _grading().db.session() as s:
+    with get_grading().db.session() as s:
         for r in s.scalars(select(Runner).where(Runner.disabled.is_(False)).order_by(Runner.name)):
             seen = f"{(now - r.last_seen_at).total_seconds():.0f} s ago" if r.last_seen_at else "never"
             click.echo(f"{r.name:20} modes={r.modes or '-':10} gpu={r.gpu or 'none':24} last seen {seen}")
@@ -190,7 +187,7 @@ def runners_list():
 @queue_cli.command("list")
 @click.option("--all", "show_all", is_flag=True, help="The last 50 of every state, not just queued and running.")
 def queue_list(show_all: bool):
-    with _grading().db.session() as s:
+    with get_grading().db.session() as s:
         q = select(Submission).order_by(Submission.id.desc()).limit(50)
         if not show_all:
             q = q.where(Submission.state.in_((QUEUED, RUNNING)))
@@ -206,7 +203,7 @@ def queue_list(show_all: bool):
 @queue_cli.command("requeue")
 @click.argument("job_id", type=int)
 def queue_requeue(job_id: int):
-    if not _grading().queue.requeue(job_id):
+    if not get_grading().queue.requeue(job_id):
         _fail(f"No job {job_id}.")
     click.echo(f"job {job_id} queued again")
 
@@ -214,7 +211,7 @@ def queue_requeue(job_id: int):
 @queue_cli.command("cancel")
 @click.argument("job_id", type=int)
 def queue_cancel(job_id: int):
-    state = _grading().queue.cancel(job_id)
+    state = get_grading().queue.cancel(job_id)
     if not state:
         _fail(f"No job {job_id}.")
     click.echo(f"job {job_id} is {state}")
@@ -223,20 +220,20 @@ def queue_cancel(job_id: int):
 @queue_cli.command("pause")
 def queue_pause():
     """Stop taking submissions (503 with Retry-After); the queue keeps being judged."""
-    _grading().queue.set_intake_paused(True)
+    get_grading().queue.set_intake_paused(True)
     click.echo("intake paused")
 
 
 @queue_cli.command("resume")
 def queue_resume():
-    _grading().queue.set_intake_paused(False)
+    get_grading().queue.set_intake_paused(False)
     click.echo("intake open")
 
 
 @queue_cli.command("reap")
 def queue_reap():
     """Return expired leases to the queue now (the site does it every few seconds by itself)."""
-    requeued, failed = _grading().queue.reap()
+    requeued, failed = get_grading().queue.reap()
     click.echo(f"requeued {requeued}, ended as internal_error {failed}")
 
 

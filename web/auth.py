@@ -21,12 +21,13 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from flask import current_app, g, request, session
+from flask import abort, g, redirect, request, session, url_for
 from sqlalchemy import select, update
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from .apierror import ApiError
 from .db import Database, utcnow
+from .errors import ApiError
+from .grading import get_grading
 from .models import ApiToken, Invite, Runner, User
 
 USER_TOKEN_PREFIX = "msu_"
@@ -176,7 +177,7 @@ def create_runner(db: Database, name: str) -> str:
 
 
 def _db() -> Database:
-    return current_app.extensions["grading"].db
+    return get_grading().db
 
 
 def _bearer() -> str | None:
@@ -237,15 +238,31 @@ def csrf_token() -> str:
     return session["csrf"]
 
 
-def check_csrf() -> None:
-    """For cookie-authenticated requests that change something."""
+def check_csrf(status: int = 403) -> None:
+    """For cookie-authenticated requests that change something: the session's CSRF token, sent as the
+    X-CSRF-Token header or the form's ``csrf_token``. Refused with ``status``: 403 (the API, JSON) or 400 (a
+    page's form, which has expired)."""
     if request.method in ("GET", "HEAD", "OPTIONS") or g.get("via_token"):
         return
     sent = request.headers.get("X-CSRF-Token") or request.form.get("csrf_token") or ""
     want = session.get("csrf") or ""
     if not want or not hmac.compare_digest(str(sent).encode(), want.encode()):
-        raise ApiError(403, "csrf_failed", "Missing or wrong CSRF token (send the X-CSRF-Token header; the "
-                       "token is in GET /api/v1/me).")
+        if status == 403:
+            raise ApiError(403, "csrf_failed", "Missing or wrong CSRF token (send the X-CSRF-Token header; the "
+                           "token is in GET /api/v1/me).")
+        abort(status, "The form expired (missing or wrong CSRF token): reload the page and try again.")
+
+
+def login_required(fn: Callable) -> Callable:
+    """Pages: a logged-in user, else a redirect to the login page (and back here afterwards)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any):
+        if current_user() is None:
+            return redirect(url_for("accounts.login", next=request.path))
+        return fn(*args, **kw)
+
+    return wrapper
 
 
 def require_user(fn: Callable) -> Callable:

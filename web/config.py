@@ -15,27 +15,45 @@ DEFAULTS: dict[str, Any] = {
     "MAX_QUERY_BYTES": 2048,  # a longer query string is refused with 414 (pages and API alike)
     "BROWSER_SITE": None,  # the built browser assets (browser/build.py); None: .cache/browser/site
     "BROWSER_EXERCISES": None,  # the exercises the minimal judge page lists; None: judge's default
+    # the grading server (web/grading.py)
+    "DATABASE_URL": None,  # None: sqlite:///<instance>/practice.sqlite3 (or the DATABASE_URL variable)
+    "LEASE_SECONDS": 60,  # a claimed job's lease; runners renew it every third of it
+    "MAX_ATTEMPTS": 3,  # claims before a job ends as internal_error
+    "QUEUE_CAP": 200,  # queued submissions site-wide; more get 429
+    "RATE_LIMIT": 10,  # submissions per user per RATE_WINDOW_SECONDS; more get 429
+    "RATE_WINDOW_SECONDS": 60,
+    "MAX_CODE_BYTES": 65536,  # a submission's source, UTF-8
+    "SSE_HEARTBEAT_SECONDS": 15,  # a comment line on idle event streams
+    "CLAIM_WAIT_MAX_SECONDS": 20,  # the longest long-poll a runner may ask for
+    "REAPER_SECONDS": 5,  # how often each site process returns expired leases (0: never; the claim does too)
+    "POLL_SECONDS": 0.5,  # SQLite: how often each process looks for changes made by others
+    "SESSION_COOKIE_SECURE": False,  # set to true behind HTTPS
+    "PUBLIC_URL": "",  # the site's address as learners see it (for the links the admin commands print)
 }
 
 
-def _parse(raw: str, default: Any) -> Any:
-    """An environment value, typed like its default (JSON for numbers, booleans and lists)."""
-    if isinstance(default, str) or default is None:
-        return raw
+def parse(key: str, value: Any, default: Any) -> Any:
+    """A value typed like its default: a string (from the environment, or given as one) is read as JSON for
+    numbers and booleans (``MINISGL_PRACTICE_LEASE_SECONDS=30``); anything else is kept as it is."""
+    if not isinstance(value, str) or default is None or isinstance(default, str):
+        return value
     try:
-        return json.loads(raw)
+        parsed = json.loads(value.lower() if isinstance(default, bool) else value)
     except ValueError:
-        raise ValueError(f"{PREFIX}: cannot parse {raw!r} (expected a value like {default!r})") from None
+        parsed = None
+    if isinstance(default, bool) and isinstance(parsed, bool) or not isinstance(default, bool) and \
+            isinstance(parsed, int | float) and not isinstance(parsed, bool):
+        return parsed
+    raise ValueError(f"{PREFIX}{key}: cannot parse {value!r} (expected a value like {default!r})")
 
 
 def load_config(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict:
     env = os.environ if environ is None else environ
     config = dict(DEFAULTS)
-    for key, raw in env.items():
-        if key.startswith(PREFIX):
-            name = key[len(PREFIX):]
-            config[name] = _parse(raw, DEFAULTS.get(name))
+    config.update({key[len(PREFIX):]: raw for key, raw in env.items() if key.startswith(PREFIX)})
     config.update(overrides or {})
+    for key, default in DEFAULTS.items():
+        config[key] = parse(key, config[key], default)
     return config
 
 

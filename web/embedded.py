@@ -27,9 +27,10 @@ RUNNER = "embedded"
 
 def _runner_token(app) -> Path:
     from . import auth
+    from .grading import get_grading
     from .models import Runner
 
-    db = app.extensions["grading"].db
+    db = get_grading(app).db
     path = Path(app.instance_path) / "embedded-runner-token"
     with db.session() as s:
         row = s.scalar(select(Runner).where(Runner.name == RUNNER))
@@ -46,8 +47,9 @@ def _runner_token(app) -> Path:
 
 def _login_link(app, base: str) -> str:
     from . import auth
+    from .grading import get_grading
 
-    db = app.extensions["grading"].db
+    db = get_grading(app).db
     if auth.find_user(db, USER) is None:
         auth.create_user(db, USER, None, staff=True)
     return f"{base}/login/link/{auth.create_link(db, kind='login', username=USER, hours=24)}"
@@ -66,6 +68,7 @@ def serve(host: str, port: int, *, runner: bool = True) -> int:
     """The site on SQLite in the instance folder, with a local runner (``python -m web`` calls this)."""
     os.environ.pop("DATABASE_URL", None)
     from . import create_app
+    from .grading import get_grading
 
     app = create_app({"DATABASE_URL": None})
     base = f"http://{host}:{port}"
@@ -78,7 +81,7 @@ def serve(host: str, port: int, *, runner: bool = True) -> int:
                                    str(Path(app.instance_path) / "jobs")], env=env, cwd=str(ROOT))
     print(f"\n  minisgl practice: {base}/  (Ctrl+C stops it)\n  log in (once, within 24 h): {_login_link(app, base)}\n"
           f"  grading: {'a local runner (python -m runner --executor local)' if runner else 'no runner'}; "
-          f"database: {app.extensions['grading'].db.url}\n", flush=True)
+          f"database: {get_grading(app).db.url}\n", flush=True)
     try:
         from werkzeug.serving import run_simple
 

@@ -1,13 +1,21 @@
 """Errors: JSON under ``/api/``, a plain HTML page elsewhere, with the status code that fits; never a bare 500.
 
-JSON errors have one shape, ``{"error": {"status": 404, "code": "not_found", "message": "..."}}``
-(``ERROR_SCHEMA`` in the OpenAPI document).
+JSON errors have one shape, ``{"error": {"status": 429, "code": "rate_limited", "message": "...", "retry_after": 12}}``
+(``ERROR_SCHEMA`` in the OpenAPI document). ``ApiError`` may add a ``Retry-After`` header (429, 503; also repeated
+as ``retry_after``) and extra fields (a runner's lost lease: ``reason``); a JSON 401 carries ``WWW-Authenticate``.
+A database that is away answers 503 with ``Retry-After`` on every path, and the site recovers by itself.
 """
 
 from __future__ import annotations
 
-from flask import Flask, jsonify, render_template, request
+import logging
+
+from flask import Flask, jsonify, make_response, render_template, request
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException, InternalServerError, RequestURITooLarge
+
+log = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
 
@@ -36,11 +44,30 @@ ERROR_SCHEMA = {
 
 
 class ApiError(Exception):
-    """Raised by a view: answered as a JSON error with this status, code and message."""
+    """Raised by a view: answered as an error with this status, code and message (and ``retry_after``, extras)."""
 
-    def __init__(self, status: int, code: str, message: str):
+    def __init__(self, status: int, code: str, message: str, *, retry_after: int | None = None, **extra):
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+        self.retry_after, self.extra = retry_after, extra
+
+
+def json_object() -> dict:
+    """The request's JSON object body; a clear 4xx for anything else (deep nesting included)."""
+    if not request.is_json:
+        raise ApiError(415, "unsupported_media_type", "Send JSON (Content-Type: application/json).")
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        data = None
+    if not isinstance(data, dict):
+        raise ApiError(400, "bad_json", "The body must be a JSON object.")
+    return data
+
+
+def json_object_or_empty() -> dict:
+    """Like ``json_object``, but an empty body is ``{}``."""
+    return json_object() if request.content_length else {}
 
 
 def _code(e: HTTPException) -> str:
@@ -51,21 +78,23 @@ def wants_json() -> bool:
     return request.path.startswith(API_PREFIX)
 
 
-def error_response(status: int, code: str, message: str, headers=None):
+def error_response(status: int, code: str, message: str, headers=None, *, retry_after: int | None = None, **extra):
+    headers = dict(headers or {})
+    if retry_after is not None:
+        headers["Retry-After"] = str(int(retry_after))
     if wants_json():
-        resp = jsonify({"error": {"status": status, "code": code, "message": message}})
+        body = {"status": status, "code": code, "message": message, **extra}
+        if retry_after is not None:
+            body["retry_after"] = int(retry_after)
+        resp = jsonify({"error": body})
+        if status == 401:
+            headers["WWW-Authenticate"] = 'Bearer realm="minisgl-practice"'
     else:
-        resp = app_html(status, message)
+        resp = make_response(render_template("error.html", status=status, message=message))
     resp.status_code = status
-    for k, v in (headers or {}).items():
+    for k, v in headers.items():
         resp.headers[k] = v
     return resp
-
-
-def app_html(status: int, message: str):
-    from flask import make_response
-
-    return make_response(render_template("error.html", status=status, message=message))
 
 
 def register_errors(app: Flask) -> None:
@@ -77,7 +106,7 @@ def register_errors(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def api_error(e: ApiError):
-        return error_response(e.status, e.code, e.message)
+        return error_response(e.status, e.code, e.message, retry_after=e.retry_after, **e.extra)
 
     @app.errorhandler(HTTPException)
     def http_error(e: HTTPException):
@@ -85,6 +114,20 @@ def register_errors(app: Flask) -> None:
         if e.code == 405 and e.valid_methods:
             headers["Allow"] = ", ".join(sorted(e.valid_methods))
         return error_response(e.code or 500, _code(e), e.description or e.name, headers)
+
+    @app.errorhandler(OperationalError)
+    @app.errorhandler(PoolTimeout)
+    def database_away(e):
+        log.warning("database unavailable: %s", str(e).splitlines()[0][:200])
+        return error_response(503, "database_unavailable",
+                              "The database is not reachable right now; try again in a few seconds.", retry_after=5)
+
+    @app.errorhandler(DBAPIError)
+    def database_error(e: DBAPIError):
+        if e.connection_invalidated:
+            return database_away(e)
+        log.exception("database error on %s %s", request.method, request.path)
+        return error_response(500, "internal_error", "The site failed (a database error); this is not your fault.")
 
     @app.errorhandler(Exception)
     def unexpected(e: Exception):

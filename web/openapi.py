@@ -1,7 +1,7 @@
-"""The OpenAPI 3.1 document at ``/api/v1/openapi.json``, gathered from the modules that serve the API.
+"""The OpenAPI 3.1 document and its route, ``/api/v1/openapi.json``, gathered from ``web/apidoc/``.
 
-Each module keeps the description of its own views beside them, as ``PATHS`` (OpenAPI path items keyed by
-the full path) and ``SCHEMAS`` (components). To add endpoints, add the module to ``SOURCES``;
+Each area's description is a module there, with ``PATHS`` (OpenAPI path items keyed by the full path) and
+``SCHEMAS`` (components). To add endpoints, add the area's module to ``SOURCES``;
 ``tests/site/test_api.py`` checks that the document and the app's ``/api/`` routes agree.
 """
 
@@ -10,10 +10,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import accounts, api, runners, submissions
+from flask import Blueprint, jsonify
+
+from .api import VERSION
+from .apidoc import accounts, exercises, runners, submissions
 from .errors import ERROR_SCHEMA
 
-SOURCES = [api, submissions, runners, accounts]  # modules with PATHS and SCHEMAS
+SOURCES = [exercises, submissions, runners, accounts]  # modules with PATHS and SCHEMAS
+bp = Blueprint("openapi", __name__, url_prefix="/api/v1")
 
 
 def document() -> dict[str, Any]:
@@ -21,7 +25,7 @@ def document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "minisgl practice",
-            "version": str(api.VERSION),
+            "version": str(VERSION),
             "description": "The practice site's JSON API: exercises, their statements and starters, the reference "
                            "solutions; the grading server's submissions (learners) and jobs (runners). Errors are "
                            "JSON (`Error`) with a status code that fits.",
@@ -41,3 +45,8 @@ def document() -> dict[str, Any]:
             doc["paths"][path] = item
         doc["components"]["schemas"].update(module.SCHEMAS)
     return copy.deepcopy(doc)
+
+
+@bp.get("/openapi.json")
+def openapi():
+    return jsonify(document())

@@ -22,27 +22,20 @@ from sqlalchemy import update
 
 from judge.verdict import STATUSES, TEST_STATUSES, Verdict
 
-from .apierror import ApiError, json_object
 from .auth import require_runner
 from .db import utcnow
-from .grading import Grading, get_grading
+from .errors import ApiError, json_object_or_empty
+from .grading import Grading, ready_grading
 from .models import SUBMISSION_MODES, Runner
 from .queue import LeaseLost
-from .submissions import errors_doc, ok_doc
 
 bp = Blueprint("runners", __name__, url_prefix="/api/v1/runner")
 MAX_RESULT_BYTES = 4 * 2**20  # a verdict caps each test's output and message; this bounds the whole
 
 
 @bp.before_request
-def _limitjson_object(required=False):
+def _limit_body():
     request.max_content_length = MAX_RESULT_BYTES
-
-
-def _grading() -> Grading:
-    grading = get_grading(current_app)
-    grading.check_schema()
-    return grading
 
 
 def _lease(data: dict[str, Any]) -> str:
@@ -71,8 +64,8 @@ def _seen(grading: Grading, runner: Runner, modes: list[str] | None = None, gpu:
 @bp.post("/claim")
 @require_runner
 def claim():
-    grading = _grading()
-    data = json_object(required=False)
+    grading = ready_grading()
+    data = json_object_or_empty()
     modes = data.get("modes", ["gpu", "cpu"])
     if not isinstance(modes, list) or not modes or any(m not in SUBMISSION_MODES for m in modes):
         raise ApiError(400, "bad_modes", f"'modes' must be a non-empty list drawn from {list(SUBMISSION_MODES)}.")
@@ -104,8 +97,8 @@ def claim():
 @bp.post("/jobs/<rowid:job_id>/heartbeat")
 @require_runner
 def heartbeat(job_id: int):
-    grading = _grading()
-    lease = _lease(json_object(required=False))
+    grading = ready_grading()
+    lease = _lease(json_object_or_empty())
     _seen(grading, g.runner)
     try:
         seconds = grading.queue.heartbeat(job_id, lease)
@@ -133,8 +126,8 @@ def _verdict(data: dict[str, Any]) -> dict[str, Any]:
 @bp.post("/jobs/<rowid:job_id>/result")
 @require_runner
 def result(job_id: int):
-    grading = _grading()
-    data = json_object(required=False)
+    grading = ready_grading()
+    data = json_object_or_empty()
     lease = _lease(data)
     verdict = _verdict(data)
     judged_on = data.get("judged_on")
@@ -153,8 +146,8 @@ def result(job_id: int):
 @bp.post("/jobs/<rowid:job_id>/release")
 @require_runner
 def release(job_id: int):
-    grading = _grading()
-    data = json_object(required=False)
+    grading = ready_grading()
+    data = json_object_or_empty()
     lease = _lease(data)
     reason = data.get("reason", "stopping")
     if reason not in ("stopping", "failed"):
@@ -167,68 +160,3 @@ def release(job_id: int):
     except LeaseLost as e:
         raise ApiError(409, "lease_lost", f"Job {job_id}: the lease is lost ({e.reason}).", reason=e.reason) from None
     return {"released": True, "status": state}
-
-
-# ---- the OpenAPI description of the views above (gathered by web/openapi.py) ----------------------------------
-
-_RUNNER = [{"runnerToken": []}]
-_JOB = {"name": "job_id", "in": "path", "required": True,
-        "schema": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}, "description": "The job's id."}
-_R409 = {404: "A malformed job id.",
-         409: "The lease is lost (error.reason: cancelled, lease_expired, finished, unknown_job): stop working on it."}
-
-
-def _body(ref: str) -> dict[str, Any]:
-    return {"required": False, "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}
-
-
-PATHS: dict[str, Any] = {
-    "/api/v1/runner/claim": {"post": {
-        "operationId": "claimJob", "security": _RUNNER, "requestBody": _body("Claim"),
-        "summary": "Claim the oldest queued job this runner can judge, with a lease; waits up to `wait` s.",
-        "responses": {**ok_doc(200, "ClaimedJob", "A job and its lease."),
-                      "204": {"description": "No job within the wait."}, **errors_doc(400, 401, 413, 414, 503)},
-    }},
-    "/api/v1/runner/jobs/{job_id}/heartbeat": {"post": {
-        "operationId": "heartbeat", "security": _RUNNER, "parameters": [_JOB], "requestBody": _body("Lease"),
-        "summary": "Extend the job's lease.",
-        "responses": {"200": {"description": "The lease's new length.", "content": {"application/json": {
-            "schema": {"type": "object", "properties": {"lease_seconds": {"type": "number"}}}}}},
-            **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
-    }},
-    "/api/v1/runner/jobs/{job_id}/result": {"post": {
-        "operationId": "postResult", "security": _RUNNER, "parameters": [_JOB], "requestBody": _body("Result"),
-        "summary": "Store the verdict, once: a repeat with the same lease answers stored=false.",
-        "responses": {"200": {"description": "Stored now (true) or already (false).", "content": {"application/json": {
-            "schema": {"type": "object", "properties": {"stored": {"type": "boolean"}}}}}},
-            **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
-    }},
-    "/api/v1/runner/jobs/{job_id}/release": {"post": {
-        "operationId": "releaseJob", "security": _RUNNER, "parameters": [_JOB], "requestBody": _body("Release"),
-        "summary": "Hand a job back unjudged: stopping (no attempt counted) or failed (the runner's sandbox broke).",
-        "responses": {"200": {"description": "Back in the queue (or ended, after the last attempt).",
-                              "content": {"application/json": {"schema": {"type": "object"}}}},
-                      **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
-    }},
-}
-
-SCHEMAS: dict[str, Any] = {
-    "Claim": {"type": "object", "properties": {
-        "modes": {"type": "array", "items": {"type": "string", "enum": list(SUBMISSION_MODES)}, "minItems": 1},
-        "gpu": {"type": ["string", "null"], "maxLength": 128}, "wait": {"type": "number", "minimum": 0},
-        "version": {"type": "string", "maxLength": 64}}},
-    "ClaimedJob": {"type": "object", "required": ["job"], "properties": {"job": {
-        "type": "object", "required": ["id", "lease_id", "lease_seconds", "exercise", "mode", "run", "code", "attempt"],
-        "properties": {"id": {"type": "integer"}, "lease_id": {"type": "string"}, "lease_seconds": {"type": "number"},
-                       "exercise": {"type": "string"}, "mode": {"type": "string"}, "run": {"type": "boolean"},
-                       "code": {"type": "string"}, "attempt": {"type": "integer"}}}}},
-    "Lease": {"type": "object", "required": ["lease_id"],
-              "properties": {"lease_id": {"type": "string", "minLength": 1, "maxLength": 64}}},
-    "Result": {"type": "object", "required": ["lease_id", "verdict"], "properties": {
-        "lease_id": {"type": "string", "minLength": 1, "maxLength": 64},
-        "verdict": {"type": "object", "description": "judge/verdict.schema.json"},
-        "judged_on": {"type": "object"}}},
-    "Release": {"type": "object", "required": ["lease_id"], "properties": {
-        "lease_id": {"type": "string", "minLength": 1, "maxLength": 64},
-        "reason": {"type": "string", "enum": ["stopping", "failed"]}, "message": {"type": "string"}}},
-}

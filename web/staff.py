@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 from sqlalchemy import func, select
 
 from . import auth
-from .accounts import _form_csrf
 from .db import utcnow
+from .grading import get_grading, ready_grading
 from .models import QUEUED, RUNNING, Runner, Submission
 
 bp = Blueprint("staff", __name__, url_prefix="/staff")
@@ -25,8 +25,7 @@ def _staff_only():
 
 @bp.get("/")
 def index():
-    grading = current_app.extensions["grading"]
-    grading.check_schema()
+    grading = ready_grading()
     show = request.args.get("show", "active")
     with grading.db.session() as s:
         q = select(Submission).order_by(Submission.id.desc()).limit(200)
@@ -43,8 +42,8 @@ def index():
 
 @bp.post("/jobs/<rowid:job_id>/<action>")
 def job_action(job_id: int, action: str):
-    _form_csrf()
-    queue = current_app.extensions["grading"].queue
+    auth.check_csrf(400)
+    queue = get_grading().queue
     if action == "requeue":
         queue.requeue(job_id)
     elif action == "cancel":
@@ -56,6 +55,6 @@ def job_action(job_id: int, action: str):
 
 @bp.post("/intake")
 def intake():
-    _form_csrf()
-    current_app.extensions["grading"].queue.set_intake_paused(request.form.get("paused") == "1")
+    auth.check_csrf(400)
+    get_grading().queue.set_intake_paused(request.form.get("paused") == "1")
     return redirect(url_for("staff.index"))

@@ -27,9 +27,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from judge.exercise import ExerciseError, list_exercises
 
-from .apierror import ApiError, json_object
 from .auth import current_user, require_user
-from .grading import Grading, get_grading
+from .errors import ApiError, json_object
+from .grading import Grading, ready_grading
 from .models import CANCELLED, DONE, FINAL_STATES, SUBMISSION_MODES, Submission
 from .queue import Refused
 
@@ -78,12 +78,6 @@ def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = Tru
     return d
 
 
-def _grading() -> Grading:
-    grading = get_grading(current_app)
-    grading.check_schema()
-    return grading
-
-
 def _own(s, sub_id: int) -> Submission:
     sub = s.get(Submission, sub_id)
     if sub is None or (sub.user_id != g.user.id and not g.user.is_staff):
@@ -100,7 +94,7 @@ def _limit_body():
 @bp.post("/api/v1/submissions")
 @require_user
 def create():
-    grading = _grading()
+    grading = ready_grading()
     data = json_object()
     unknown = sorted(set(data) - FIELDS)
     if unknown:
@@ -145,7 +139,7 @@ def create():
 @bp.get("/api/v1/submissions")
 @require_user
 def listing():
-    grading = _grading()
+    grading = ready_grading()
     try:
         limit = min(max(int(request.args.get("limit", 20)), 1), 200)
     except ValueError:
@@ -165,7 +159,7 @@ def listing():
 @bp.get("/api/v1/submissions/<rowid:sub_id>")
 @require_user
 def show(sub_id: int):
-    grading = _grading()
+    grading = ready_grading()
     with grading.db.session() as s:
         return submission_json(grading, s, _own(s, sub_id))
 
@@ -173,7 +167,7 @@ def show(sub_id: int):
 @bp.post("/api/v1/submissions/<rowid:sub_id>/cancel")
 @require_user
 def cancel(sub_id: int):
-    grading = _grading()
+    grading = ready_grading()
     with grading.db.session() as s:
         sub = _own(s, sub_id)
         if sub.state in FINAL_STATES:
@@ -190,7 +184,7 @@ def _sse(event: str, data: dict[str, Any], n: int) -> str:
 @bp.get("/api/v1/submissions/<rowid:sub_id>/events")
 @require_user
 def events(sub_id: int):
-    grading = _grading()
+    grading = ready_grading()
     with grading.db.session() as s:
         _own(s, sub_id)
     heartbeat = float(current_app.config["SSE_HEARTBEAT_SECONDS"])
@@ -256,7 +250,7 @@ def events(sub_id: int):
 @bp.get("/api/v1/grading")
 def status():
     """Public: is GPU judging available here (runners seen in the last 90 s), and is intake open."""
-    grading = _grading()
+    grading = ready_grading()
     runners = grading.queue.runners_online()
     user = current_user() if request.headers.get("Authorization") is None else None
     with grading.db.session() as s:
@@ -270,126 +264,3 @@ def status():
         "logged_in": user is not None,
         "login_url": url_for("accounts.login"),
     }
-
-
-# ---- the OpenAPI description of the views above (gathered by web/openapi.py) ----------------------------------
-
-_ERR = {"$ref": "#/components/schemas/Error"}
-_ERROR_TEXT = {
-    400: "A malformed body or parameter (the message says which field).",
-    401: "No login and no valid `Authorization: Bearer <token>`.",
-    403: "Logged in with the session cookie, but the X-CSRF-Token header is missing or wrong.",
-    404: "No such submission (or another learner's), or no such exercise.",
-    409: "The submission has finished already.",
-    413: "The code is over the size limit (MAX_CODE_BYTES).",
-    414: "The query string is too long.",
-    415: "The body is not JSON.",
-    429: "Over the per-user rate limit, or the queue is full: wait Retry-After seconds.",
-    503: "Intake is paused, the database is away or not migrated: wait Retry-After seconds.",
-}
-BEARER = [{"bearerAuth": []}, {"sessionCookie": []}]
-
-
-def errors_doc(*codes: int, text: dict[int, str] | None = None) -> dict[str, Any]:
-    words = {**_ERROR_TEXT, **(text or {})}
-    return {str(c): {"description": words[c], "content": {"application/json": {"schema": _ERR}}} for c in codes}
-
-
-def ok_doc(status: int, ref: str, what: str) -> dict[str, Any]:
-    return {str(status): {"description": what,
-                          "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}}}
-
-
-_SID = {"name": "sub_id", "in": "path", "required": True,
-        "schema": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}, "description": "The submission's id."}
-
-PATHS: dict[str, Any] = {
-    "/api/v1/submissions": {
-        "post": {
-            "operationId": "createSubmission", "security": BEARER,
-            "summary": "Submit code for judging on the grading server (queued; a runner claims it).",
-            "requestBody": {"required": True, "content": {"application/json": {
-                "schema": {"$ref": "#/components/schemas/NewSubmission"}}}},
-            "responses": {**ok_doc(201, "Submission", "Queued: the submission, with its queue position."),
-                          **errors_doc(400, 401, 403, 404, 413, 414, 415, 429, 503)},
-        },
-        "get": {
-            "operationId": "listSubmissions", "security": BEARER,
-            "summary": "Your submissions, newest first (staff: everyone's with all=1); without verdicts.",
-            "parameters": [
-                {"name": "limit", "in": "query", "required": False,
-                 "schema": {"type": "integer", "minimum": 1, "maximum": 200}},
-                {"name": "exercise", "in": "query", "required": False, "schema": {"type": "string", "maxLength": 128}},
-                {"name": "all", "in": "query", "required": False, "schema": {"type": "string", "enum": ["1", "true"]}},
-            ],
-            "responses": {**ok_doc(200, "SubmissionList", "The submissions."), **errors_doc(400, 401, 414, 503)},
-        },
-    },
-    "/api/v1/submissions/{sub_id}": {"get": {
-        "operationId": "getSubmission", "security": BEARER, "parameters": [_SID],
-        "summary": "A submission: its status (queued with position, running, done, cancelled) and verdict.",
-        "responses": {**ok_doc(200, "Submission", "The submission."), **errors_doc(401, 404, 414, 503)},
-    }},
-    "/api/v1/submissions/{sub_id}/events": {"get": {
-        "operationId": "watchSubmission", "security": BEARER, "parameters": [_SID],
-        "summary": "Server-Sent Events: `queued` (with position), `running`, then `done` (with the verdict) or "
-                   "`cancelled`; each event's data is the Submission. A `: heartbeat` comment every 15 s.",
-        "responses": {"200": {"description": "An event stream that ends after done or cancelled.",
-                              "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                      **errors_doc(401, 404, 414, 503)},
-    }},
-    "/api/v1/submissions/{sub_id}/cancel": {"post": {
-        "operationId": "cancelSubmission", "security": BEARER, "parameters": [_SID],
-        "summary": "Cancel a queued or running submission.",
-        "responses": {**ok_doc(200, "Submission", "Cancelled."), **errors_doc(401, 403, 404, 409, 414, 503)},
-    }},
-    "/api/v1/grading": {"get": {
-        "operationId": "gradingStatus",
-        "summary": "Whether this site judges on a grading server now: runners seen in the last 90 s, their GPUs.",
-        "responses": {**ok_doc(200, "GradingStatus", "The grading server's state."), **errors_doc(414, 503)},
-    }},
-}
-
-_TIME = {"type": ["string", "null"], "format": "date-time"}
-SCHEMAS: dict[str, Any] = {
-    "NewSubmission": {
-        "type": "object", "additionalProperties": False, "required": ["exercise", "code"],
-        "properties": {
-            "exercise": {"type": "string", "minLength": 1, "description": "The exercise's id."},
-            "code": {"type": "string", "description": "The submission's source (at most MAX_CODE_BYTES, UTF-8)."},
-            "mode": {"type": "string", "enum": list(SUBMISSION_MODES), "default": "gpu",
-                     "description": "gpu: CUDA graphs captured on a GPU (emulated on a runner without one); cpu."},
-            "run": {"type": "boolean", "default": False, "description": "Only the visible test_example* tests."},
-        },
-    },
-    "Submission": {
-        "type": "object", "required": ["id", "exercise", "mode", "run", "status", "position", "result", "attempts",
-                                       "created_at", "links"],
-        "properties": {
-            "id": {"type": "integer"}, "exercise": {"type": "string"},
-            "mode": {"type": "string", "enum": list(SUBMISSION_MODES)}, "run": {"type": "boolean"},
-            "status": {"type": "string", "enum": ["queued", "running", "done", "cancelled"]},
-            "position": {"type": ["integer", "null"], "description": "1 = next to be claimed; null unless queued."},
-            "result": {"type": ["string", "null"], "description": "The verdict's status once done."},
-            "attempts": {"type": "integer", "description": "Claims so far (a lost runner's claim counts)."},
-            "user": {"type": ["string", "null"]}, "runner": {"type": ["string", "null"]},
-            "created_at": _TIME, "claimed_at": _TIME, "finished_at": _TIME,
-            "judged_on": {"type": ["object", "null"], "description": "runner, device, gpu, emulated (no GPU: "
-                          "CUDA graphs emulated on the CPU), note."},
-            "verdict": {"type": ["object", "null"], "description": "The verdict (judge/verdict.schema.json)."},
-            "links": {"type": "object", "additionalProperties": {"type": "string"}},
-        },
-    },
-    "SubmissionList": {
-        "type": "object", "required": ["submissions"], "additionalProperties": False,
-        "properties": {"submissions": {"type": "array", "items": {"$ref": "#/components/schemas/Submission"}}},
-    },
-    "GradingStatus": {
-        "type": "object", "additionalProperties": False,
-        "required": ["runners", "gpus", "modes", "intake_open", "queued", "logged_in", "login_url"],
-        "properties": {"runners": {"type": "integer"}, "gpus": {"type": "array", "items": {"type": "string"}},
-                       "modes": {"type": "array", "items": {"type": "string"}}, "intake_open": {"type": "boolean"},
-                       "queued": {"type": "integer"}, "logged_in": {"type": "boolean"},
-                       "login_url": {"type": "string"}},
-    },
-}
