@@ -12,7 +12,7 @@ from html import escape
 from markdown_it import MarkdownIt
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer, get_lexer_by_name
+from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 _FORMATTER = HtmlFormatter(nowrap=True)
@@ -41,8 +41,3 @@ _MD = MarkdownIt("commonmark", {"html": False, "highlight": _fence, "typographer
 
 def markdown_html(text: str) -> str:
     return _MD.render(text)
-
-
-def python_html(code: str) -> str:
-    """A Python listing as highlighted HTML spans (for starter code, visible tests, the solution)."""
-    return highlight(code, PythonLexer(), _FORMATTER)

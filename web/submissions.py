@@ -39,10 +39,15 @@ FIELDS = {"exercise", "code", "mode", "run"}
 POSITION_EVERY_S = 1.0  # a stream sends a queue-position change at most this often (state changes at once)
 
 
-@functools.cache
 def _exercise_modes() -> dict[str, tuple[str, ...]]:
+    """Each exercise's modes, from the app's ``EXERCISES_DIR`` (None: judge's default)."""
+    return _modes_under(current_app.config.get("EXERCISES_DIR"))
+
+
+@functools.cache
+def _modes_under(root: str | None) -> dict[str, tuple[str, ...]]:
     try:
-        return {e.slug: tuple(e.modes) for e in list_exercises()}
+        return {e.slug: tuple(e.modes) for e in list_exercises(root)}
     except ExerciseError:
         return {}
 
