@@ -16,27 +16,23 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
-import time
-from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, g, request, url_for
 from sqlalchemy import select
-from sqlalchemy.exc import SQLAlchemyError
 
 from judge.exercise import ExerciseError, list_exercises
 
 from .auth import current_user, require_user
 from .errors import ApiError, json_object
 from .grading import Grading, ready_grading
-from .models import CANCELLED, DONE, FINAL_STATES, SUBMISSION_MODES, Submission
+from .models import DONE, FINAL_STATES, SUBMISSION_MODES, Submission
 from .queue import Refused
+from .watch import stream
 
 bp = Blueprint("submissions", __name__)
 JUDGE_MODE = {"gpu": "gpu", "cpu": "local"}  # a submission's mode -> the exercise mode it needs
 FIELDS = {"exercise", "code", "mode", "run"}
-POSITION_EVERY_S = 1.0  # a stream sends a queue-position change at most this often (state changes at once)
 
 
 def _exercise_modes() -> dict[str, tuple[str, ...]]:
@@ -182,10 +178,6 @@ def cancel(sub_id: int):
         return submission_json(grading, s, _own(s, sub_id))
 
 
-def _sse(event: str, data: dict[str, Any], n: int) -> str:
-    return f"id: {n}\nevent: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
-
-
 @bp.get("/api/v1/submissions/<rowid:sub_id>/events")
 @require_user
 def events(sub_id: int):
@@ -194,61 +186,13 @@ def events(sub_id: int):
         _own(s, sub_id)
     heartbeat = float(current_app.config["SSE_HEARTBEAT_SECONDS"])
 
-    read_at = [0.0]  # when this stream last started reading its own row
-
     def full() -> tuple[str, dict[str, Any]]:
-        read_at[0] = time.monotonic()
         with grading.db.session() as s:
             sub = s.get(Submission, sub_id)
             data = submission_json(grading, s, sub, verdict=sub.state == DONE)
         return sub.state, data
 
-    def stream() -> Iterator[str]:
-        yield "retry: 2000\n\n"
-        n, last_sent, last_moved = 0, time.monotonic(), 0.0
-        status, data = None, None
-        seen = grading.hub.version
-        until = time.monotonic() + 3600  # a stream lasts an hour at most; the browser reconnects
-        grading.board.add(sub_id)
-        try:
-            while time.monotonic() < until:
-                wait_more = None
-                try:
-                    now = grading.board.get(sub_id, read_at[0]) if status is not None else None
-                    if now is None or now[0] != status:
-                        new_status, new_data = full()  # its own state changed (or the first time): the whole row
-                    elif now[1] != data.get("position"):
-                        # only its place in the queue: at most one such event a second (a queue of n draining
-                        # under n watchers is n*n events otherwise)
-                        wait_more = POSITION_EVERY_S - (time.monotonic() - last_moved)
-                        new_status, new_data = status, ({**data, "position": now[1]} if wait_more <= 0 else data)
-                    else:
-                        new_status, new_data = status, data
-                except SQLAlchemyError:
-                    new_status, new_data = None, None  # the database is away: keep the stream, try again
-                if new_status is not None and (new_status, new_data.get("position")) != \
-                        (status, data.get("position") if data else None):
-                    if new_status == status:
-                        last_moved = time.monotonic()
-                    status, data = new_status, new_data
-                    n += 1
-                    last_sent = time.monotonic()
-                    yield _sse(status, data, n)
-                    if status in (DONE, CANCELLED):
-                        return
-                wait = heartbeat - (time.monotonic() - last_sent)
-                if wait <= 0:
-                    yield ": heartbeat\n\n"
-                    last_sent = time.monotonic()
-                    continue
-                if wait_more is not None and wait_more > 0:
-                    time.sleep(min(wait_more, wait))  # then look again (the position may have moved more)
-                    continue
-                seen = grading.hub.wait(seen, min(wait, 5.0))
-        finally:
-            grading.board.remove(sub_id)
-
-    return Response(stream(), mimetype="text/event-stream",
+    return Response(stream(grading.board, sub_id, full, heartbeat), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 

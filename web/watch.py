@@ -1,4 +1,4 @@
-"""What the SSE streams of one site process watch, read once per change for all of them.
+"""The SSE streams of submissions (``stream``) and what they watch (``Board``), read once per change for all.
 
 Every change to the queue wakes every stream (``web.notify.Hub``); without this, each would query the
 database at each wake-up, and 200 watchers would make 200 queries per claim. The board reads, once per
@@ -8,17 +8,22 @@ statement and so from one snapshot; a stream reads its submission's full row onl
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 
 from .db import Database
-from .models import QUEUED, Submission
+from .models import CANCELLED, DONE, QUEUED, Submission
 from .notify import Hub
 from .queue import queued_ahead
 
+POSITION_EVERY_S = 1.0  # a stream sends a queue-position change at most this often (state changes at once)
 MAX_AGE_S = 5.0  # a snapshot is re-read after this long even without a change (a lost notification)
 
 
@@ -59,3 +64,64 @@ class Board:
                 self._snap = {sid: (state, n + 1 if state == QUEUED else None) for sid, state, n in rows}
                 self._version, self._at = version, started
             return self._snap.get(sub_id)
+
+
+def _sse(event: str, data: dict[str, Any], n: int) -> str:
+    return f"id: {n}\nevent: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def stream(board: Board, sub_id: int, read: Callable[[], tuple[str, dict[str, Any]]],
+           heartbeat: float) -> Iterator[str]:
+    """The SSE stream of one submission: an event with its whole row (``read()``) when its state changes, its
+    queue position at most every ``POSITION_EVERY_S``, a heartbeat comment when idle; it ends when the
+    submission does (or after an hour: the browser reconnects)."""
+    read_at = 0.0  # when this stream last started reading its own row
+
+    def full() -> tuple[str, dict[str, Any]]:
+        nonlocal read_at
+        read_at = time.monotonic()
+        return read()
+
+    yield "retry: 2000\n\n"
+    n, last_sent, last_moved = 0, time.monotonic(), 0.0
+    status, data = None, None
+    seen = board.hub.version
+    until = time.monotonic() + 3600  # a stream lasts an hour at most; the browser reconnects
+    board.add(sub_id)
+    try:
+        while time.monotonic() < until:
+            wait_more = None
+            try:
+                now = board.get(sub_id, read_at) if status is not None else None
+                if now is None or now[0] != status:
+                    new_status, new_data = full()  # its own state changed (or the first time): the whole row
+                elif now[1] != data.get("position"):
+                    # only its place in the queue: at most one such event a second (a queue of n draining
+                    # under n watchers is n*n events otherwise)
+                    wait_more = POSITION_EVERY_S - (time.monotonic() - last_moved)
+                    new_status, new_data = status, ({**data, "position": now[1]} if wait_more <= 0 else data)
+                else:
+                    new_status, new_data = status, data
+            except SQLAlchemyError:
+                new_status, new_data = None, None  # the database is away: keep the stream, try again
+            if new_status is not None and (new_status, new_data.get("position")) != \
+                    (status, data.get("position") if data else None):
+                if new_status == status:
+                    last_moved = time.monotonic()
+                status, data = new_status, new_data
+                n += 1
+                last_sent = time.monotonic()
+                yield _sse(status, data, n)
+                if status in (DONE, CANCELLED):
+                    return
+            wait = heartbeat - (time.monotonic() - last_sent)
+            if wait <= 0:
+                yield ": heartbeat\n\n"
+                last_sent = time.monotonic()
+                continue
+            if wait_more is not None and wait_more > 0:
+                time.sleep(min(wait_more, wait))  # then look again (the position may have moved more)
+                continue
+            seen = board.hub.wait(seen, min(wait, 5.0))
+    finally:
+        board.remove(sub_id)
