@@ -45,6 +45,18 @@ def _lease(data: dict[str, Any]) -> str:
     return lease
 
 
+def _leased() -> tuple[Grading, dict[str, Any], str]:
+    """A job request's grading service, body and lease id."""
+    grading = ready_grading()
+    data = json_object_or_empty()
+    lease = _lease(data)
+    return grading, data, lease
+
+
+def _lost(e: LeaseLost, message: str) -> ApiError:
+    return ApiError(409, "lease_lost", message, reason=e.reason)
+
+
 def _seen(grading: Grading, runner: Runner, modes: list[str] | None = None, gpu: str | None = None,
           version: str | None = None) -> None:
     """Remember that the runner is alive (at most every few seconds, unless what it said changed)."""
@@ -97,14 +109,12 @@ def claim():
 @bp.post("/jobs/<rowid:job_id>/heartbeat")
 @require_runner
 def heartbeat(job_id: int):
-    grading = ready_grading()
-    lease = _lease(json_object_or_empty())
+    grading, _, lease = _leased()
     _seen(grading, g.runner)
     try:
         seconds = grading.queue.heartbeat(job_id, lease)
     except LeaseLost as e:
-        raise ApiError(409, "lease_lost", f"Job {job_id}: the lease is lost ({e.reason}); stop working on it.",
-                       reason=e.reason) from None
+        raise _lost(e, f"Job {job_id}: the lease is lost ({e.reason}); stop working on it.") from None
     return {"lease_seconds": seconds}
 
 
@@ -126,9 +136,7 @@ def _verdict(data: dict[str, Any]) -> dict[str, Any]:
 @bp.post("/jobs/<rowid:job_id>/result")
 @require_runner
 def result(job_id: int):
-    grading = ready_grading()
-    data = json_object_or_empty()
-    lease = _lease(data)
+    grading, data, lease = _leased()
     verdict = _verdict(data)
     judged_on = data.get("judged_on")
     if judged_on is not None and (not isinstance(judged_on, dict) or len(json.dumps(judged_on)) > 4096):
@@ -138,17 +146,14 @@ def result(job_id: int):
     try:
         stored = grading.queue.store_result(job_id, lease, verdict, judged_on)
     except LeaseLost as e:
-        raise ApiError(409, "lease_lost", f"Job {job_id}: this lease is stale ({e.reason}); the result was not "
-                       "stored.", reason=e.reason) from None
+        raise _lost(e, f"Job {job_id}: this lease is stale ({e.reason}); the result was not stored.") from None
     return {"stored": stored}
 
 
 @bp.post("/jobs/<rowid:job_id>/release")
 @require_runner
 def release(job_id: int):
-    grading = ready_grading()
-    data = json_object_or_empty()
-    lease = _lease(data)
+    grading, data, lease = _leased()
     reason = data.get("reason", "stopping")
     if reason not in ("stopping", "failed"):
         raise ApiError(400, "bad_reason", "'reason' must be 'stopping' (no attempt counted) or 'failed'.")
@@ -158,5 +163,5 @@ def release(job_id: int):
     try:
         state = grading.queue.release(job_id, lease, failed=reason == "failed")
     except LeaseLost as e:
-        raise ApiError(409, "lease_lost", f"Job {job_id}: the lease is lost ({e.reason}).", reason=e.reason) from None
+        raise _lost(e, f"Job {job_id}: the lease is lost ({e.reason}).") from None
     return {"released": True, "status": state}

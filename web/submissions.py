@@ -160,7 +160,10 @@ def listing():
 @bp.get("/api/v1/submissions/<rowid:sub_id>")
 @require_user
 def show(sub_id: int):
-    grading = ready_grading()
+    return _shown(ready_grading(), sub_id)
+
+
+def _shown(grading: Grading, sub_id: int) -> dict[str, Any]:
     with grading.db.session() as s:
         return submission_json(grading, s, _own(s, sub_id))
 
@@ -174,8 +177,7 @@ def cancel(sub_id: int):
         if sub.state in FINAL_STATES:
             raise ApiError(409, "already_finished", f"Submission {sub_id} is {sub.state} already.")
     grading.queue.cancel(sub_id)
-    with grading.db.session() as s:
-        return submission_json(grading, s, _own(s, sub_id))
+    return _shown(grading, sub_id)
 
 
 @bp.get("/api/v1/submissions/<rowid:sub_id>/events")
