@@ -10,7 +10,7 @@ import sys
 import click
 from flask import Flask, current_app
 from flask.cli import AppGroup
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from . import auth
 from . import db as dbm
@@ -106,10 +106,7 @@ def users_list():
 @click.argument("username")
 def users_disable(username: str):
     """Lock an account out (its sessions and tokens stop working)."""
-    with get_grading().db.session() as s:
-        n = s.execute(update(User).where(User.username == username.lower())
-                      .values(disabled=True, session_epoch=User.session_epoch + 1)).rowcount
-    if not n:
+    if not auth.disable_user(get_grading().db, username):
         _fail(f"No user {username!r}.")
     click.echo(f"disabled {username}")
 
@@ -163,12 +160,8 @@ def runners_add(name: str):
 @click.argument("name")
 def runners_remove(name: str):
     """Disable a runner's token (its jobs in hand go back to the queue when their leases expire)."""
-    with get_grading().db.session() as s:
-        row = s.scalar(select(Runner).where(Runner.name == name.lower()))
-        if row is None:
-            _fail(f"No runner {name!r}.")
-        row.disabled = True
-        row.name = f"{row.name}~removed{row.id}"[:64]  # the name is free for a new registration
+    if not auth.remove_runner(get_grading().db, name):
+        _fail(f"No runner {name!r}.")
     click.echo(f"removed {name}")
 
 

@@ -173,6 +173,25 @@ def create_runner(db: Database, name: str) -> str:
     return token
 
 
+def remove_runner(db: Database, name: str) -> bool:
+    """Disable a runner's token and free its name for a new registration; False if there is no such runner."""
+    with db.session() as s:
+        row = s.scalar(select(Runner).where(Runner.name == name.lower()))
+        if row is None:
+            return False
+        row.disabled = True
+        row.name = f"{row.name}~removed{row.id}"[:64]
+    return True
+
+
+def disable_user(db: Database, username: str) -> bool:
+    """Lock an account out (its sessions and tokens stop working); False if there is no such user."""
+    with db.session() as s:
+        n = s.execute(update(User).where(User.username == username.lower())
+                      .values(disabled=True, session_epoch=User.session_epoch + 1)).rowcount
+    return bool(n)
+
+
 # --- requests -------------------------------------------------------------------------------------------------
 
 
