@@ -15,47 +15,43 @@ down_revision = None
 branch_labels = None
 depends_on = None
 
+_TYPES = {"int": sa.Integer, "bool": sa.Boolean, "time": sa.DateTime, "text": sa.Text}
+
+
+def _columns(spec: str) -> list[sa.Column]:
+    """Columns from "name type, ...": int, bool, time, text or strN (a String of length N); a trailing ? is
+    nullable."""
+    cols = []
+    for item in spec.split(","):
+        name, kind = item.split()
+        nullable = kind.endswith("?")
+        kind = kind.rstrip("?")
+        type_ = sa.String(length=int(kind[3:])) if kind.startswith("str") else _TYPES[kind]()
+        cols.append(sa.Column(name, type_, nullable=nullable))
+    return cols
+
 
 def upgrade() -> None:
     op.create_table("runners",
-    sa.Column("id", sa.Integer(), nullable=False),
-    sa.Column("name", sa.String(length=64), nullable=False),
-    sa.Column("token_hash", sa.String(length=64), nullable=False),
-    sa.Column("disabled", sa.Boolean(), nullable=False),
-    sa.Column("created_at", sa.DateTime(), nullable=False),
-    sa.Column("last_seen_at", sa.DateTime(), nullable=True),
-    sa.Column("modes", sa.String(length=64), nullable=False),
-    sa.Column("gpu", sa.String(length=128), nullable=True),
-    sa.Column("version", sa.String(length=64), nullable=False),
+    *_columns("id int, name str64, token_hash str64, disabled bool, created_at time, last_seen_at time?, "
+              "modes str64, gpu str128?, version str64"),
     sa.PrimaryKeyConstraint("id"),
     sa.UniqueConstraint("name"),
     sa.UniqueConstraint("token_hash")
     )
     op.create_table("settings",
-    sa.Column("key", sa.String(length=64), nullable=False),
-    sa.Column("value", sa.Text(), nullable=False),
+    *_columns("key str64, value text"),
     sa.PrimaryKeyConstraint("key")
     )
     op.create_table("users",
-    sa.Column("id", sa.Integer(), nullable=False),
-    sa.Column("username", sa.String(length=64), nullable=False),
-    sa.Column("password_hash", sa.String(length=256), nullable=True),
-    sa.Column("is_staff", sa.Boolean(), nullable=False),
-    sa.Column("disabled", sa.Boolean(), nullable=False),
-    sa.Column("session_epoch", sa.Integer(), nullable=False),
-    sa.Column("created_at", sa.DateTime(), nullable=False),
+    *_columns("id int, username str64, password_hash str256?, is_staff bool, disabled bool, session_epoch int, "
+              "created_at time"),
     sa.PrimaryKeyConstraint("id"),
     sa.UniqueConstraint("username")
     )
     op.create_table("api_tokens",
-    sa.Column("id", sa.Integer(), nullable=False),
-    sa.Column("user_id", sa.Integer(), nullable=False),
-    sa.Column("name", sa.String(length=64), nullable=False),
-    sa.Column("token_hash", sa.String(length=64), nullable=False),
-    sa.Column("prefix", sa.String(length=16), nullable=False),
-    sa.Column("created_at", sa.DateTime(), nullable=False),
-    sa.Column("last_used_at", sa.DateTime(), nullable=True),
-    sa.Column("revoked_at", sa.DateTime(), nullable=True),
+    *_columns("id int, user_id int, name str64, token_hash str64, prefix str16, created_at time, "
+              "last_used_at time?, revoked_at time?"),
     sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
     sa.PrimaryKeyConstraint("id"),
     sa.UniqueConstraint("token_hash")
@@ -64,39 +60,17 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_api_tokens_user_id"), ["user_id"], unique=False)
 
     op.create_table("invites",
-    sa.Column("id", sa.Integer(), nullable=False),
-    sa.Column("token_hash", sa.String(length=64), nullable=False),
-    sa.Column("kind", sa.String(length=16), nullable=False),
-    sa.Column("user_id", sa.Integer(), nullable=True),
-    sa.Column("is_staff", sa.Boolean(), nullable=False),
-    sa.Column("created_by", sa.String(length=64), nullable=False),
-    sa.Column("created_at", sa.DateTime(), nullable=False),
-    sa.Column("expires_at", sa.DateTime(), nullable=False),
-    sa.Column("used_at", sa.DateTime(), nullable=True),
+    *_columns("id int, token_hash str64, kind str16, user_id int?, is_staff bool, created_by str64, "
+              "created_at time, expires_at time, used_at time?"),
     sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
     sa.PrimaryKeyConstraint("id"),
     sa.UniqueConstraint("token_hash")
     )
     op.create_table("submissions",
-    sa.Column("id", sa.Integer(), nullable=False),
-    sa.Column("user_id", sa.Integer(), nullable=False),
-    sa.Column("exercise", sa.String(length=128), nullable=False),
-    sa.Column("mode", sa.String(length=8), nullable=False),
-    sa.Column("run_only", sa.Boolean(), nullable=False),
-    sa.Column("code", sa.Text(), nullable=False),
-    sa.Column("state", sa.String(length=16), nullable=False),
-    sa.Column("attempts", sa.Integer(), nullable=False),
-    sa.Column("lease_id", sa.String(length=32), nullable=True),
-    sa.Column("lease_expires_at", sa.DateTime(), nullable=True),
-    sa.Column("runner_id", sa.Integer(), nullable=True),
-    sa.Column("result", sa.String(length=32), nullable=True),
-    sa.Column("verdict", sa.Text(), nullable=True),
-    sa.Column("judged_on", sa.Text(), nullable=True),
-    sa.Column("created_at", sa.DateTime(), nullable=False),
-    sa.Column("claimed_at", sa.DateTime(), nullable=True),
-    sa.Column("heartbeat_at", sa.DateTime(), nullable=True),
-    sa.Column("finished_at", sa.DateTime(), nullable=True),
-    sa.Column("updated_at", sa.DateTime(), nullable=False),
+    *_columns("id int, user_id int, exercise str128, mode str8, run_only bool, code text, state str16, "
+              "attempts int, lease_id str32?, lease_expires_at time?, runner_id int?, result str32?, "
+              "verdict text?, judged_on text?, created_at time, claimed_at time?, heartbeat_at time?, "
+              "finished_at time?, updated_at time"),
     sa.ForeignKeyConstraint(["runner_id"], ["runners.id"], ondelete="SET NULL"),
     sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
     sa.PrimaryKeyConstraint("id")
