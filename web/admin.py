@@ -32,6 +32,13 @@ def _fail(message: str) -> None:
     raise click.ClickException(message)
 
 
+def _said(found: bool, done: str, missing: str) -> None:
+    """Print ``done``, or fail with ``missing`` when the command found nothing to act on."""
+    if not found:
+        _fail(missing)
+    click.echo(done)
+
+
 # --- db -------------------------------------------------------------------------------------------------------
 
 
@@ -106,9 +113,7 @@ def users_list():
 @click.argument("username")
 def users_disable(username: str):
     """Lock an account out (its sessions and tokens stop working)."""
-    if not auth.disable_user(get_grading().db, username):
-        _fail(f"No user {username!r}.")
-    click.echo(f"disabled {username}")
+    _said(auth.disable_user(get_grading().db, username), f"disabled {username}", f"No user {username!r}.")
 
 
 @users_cli.command("invite")
@@ -160,9 +165,7 @@ def runners_add(name: str):
 @click.argument("name")
 def runners_remove(name: str):
     """Disable a runner's token (its jobs in hand go back to the queue when their leases expire)."""
-    if not auth.remove_runner(get_grading().db, name):
-        _fail(f"No runner {name!r}.")
-    click.echo(f"removed {name}")
+    _said(auth.remove_runner(get_grading().db, name), f"removed {name}", f"No runner {name!r}.")
 
 
 @runners_cli.command("list")
