@@ -51,18 +51,13 @@ def _children(pid: int) -> list[int]:
 
 def _end_descendants() -> None:
     """Kill every process below this one (a subreaper: orphans of our children are our children)."""
-    import signal
+    from judge.sandbox import kill_and_reap
 
     for _ in range(50):
         kids = _children(os.getpid())
         if not kids:
             return
-        for pid in kids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError, PermissionError):
-                pass
+        kill_and_reap(kids)
 
 
 def main(config: dict) -> None:

@@ -33,6 +33,11 @@ class ExerciseError(Exception):
 CHAPTERS_FILE = "chapters.toml"
 
 
+def _file(name: str, doc: str | None = None) -> property:
+    """A property: the path of the exercise's file ``name``."""
+    return property(lambda self: self.path / name, doc=doc or f"The exercise's ``{name}``.")
+
+
 @dataclass(frozen=True)
 class Chapter:
     """One chapter of the course (``exercises/chapters.toml``), in course order."""
@@ -113,30 +118,19 @@ class Exercise:
     extra: dict = field(default_factory=dict)
 
     # the files of an exercise
-    @property
-    def toml_path(self) -> Path:
-        return self.path / "exercise.toml"
+    toml_path = _file("exercise.toml")
+    statement_path = _file("statement.md")
+    starter_path = _file("starter.py")
+    tests_path = _file("tests.py")
+    explanation_path = _file("explanation.md")
+    solution_path = _file("solution.py", "Only for exercises whose targets are not in the engine; otherwise the "
+                                         "engine is the reference.")
 
     @property
-    def statement_path(self) -> Path:
-        return self.path / "statement.md"
-
-    @property
-    def starter_path(self) -> Path:
-        return self.path / "starter.py"
-
-    @property
-    def tests_path(self) -> Path:
-        return self.path / "tests.py"
-
-    @property
-    def explanation_path(self) -> Path:
-        return self.path / "explanation.md"
-
-    @property
-    def solution_path(self) -> Path:
-        """Only for exercises whose targets are not in the engine; otherwise the engine is the reference."""
-        return self.path / "solution.py"
+    def alternative_paths(self) -> list[Path]:
+        """Alternative correct solutions (``alternatives/*.py``): ``check`` requires each to be accepted."""
+        d = self.path / "alternatives"
+        return sorted(d.glob("*.py")) if d.is_dir() else []
 
     @property
     def mutant_paths(self) -> list[Path]:

@@ -36,7 +36,6 @@ from .binding import Binding, TargetResolveError, resolve_targets
 from .checks import CHECKS_NAME, SITES_NAME, CheckFailed, Checks, rewrite_asserts
 from .exercise import Exercise
 from .explain import explain_check_failed, trimmed_traceback
-from .reference import reference_source
 from .submission import CompileError, SubmissionLoadError, load_submission, register_source, unload_submission
 from .verdict import MESSAGE_CAP, OUTPUT_CAP, Env, TestResult, Trust, Verdict, cap
 
@@ -358,8 +357,3 @@ def judge_source(
         guard.heal()
         sys.setrecursionlimit(recursion_limit)
         gc.collect()
-
-
-def judge_reference(exercise: Exercise, **kw: Any) -> Verdict:
-    """Judge the exercise's reference solution (the engine's own code)."""
-    return judge_source(exercise, reference_source(exercise), filename="reference.py", **kw)

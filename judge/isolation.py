@@ -304,12 +304,7 @@ def _kill_orphans(marker: str, exclude: set[int]) -> None:
                 continue
         if not found:
             return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError, PermissionError):
-                pass
+        sandbox.kill_and_reap(found)
 
 
 def run_child(jobs: list[Job], limits: Limits, spec: ChildSpec) -> list[Outcome]:

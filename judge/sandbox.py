@@ -180,3 +180,15 @@ def orphans(exclude: set[int]) -> list[int]:
         if ppid == me:
             found.append(int(name))
     return found
+
+
+def kill_and_reap(pids: list[int]) -> None:
+    """SIGKILL each process and reap it (one already gone, or not ours, is passed over)."""
+    import signal
+
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError, PermissionError):
+            pass

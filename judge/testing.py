@@ -286,13 +286,3 @@ class Trace:
 
         eng.forward_batch = traced_forward
         runner.replay = traced_replay
-
-
-def run_with_graphs(graph_bs: list[int], prompts: list[list[int]],
-                    max_tokens: int) -> tuple[list[list[int]], list[list[int]], int, int]:
-    """Generate with graphs of these sizes: (tokens, the expected tokens without graphs, replays, decode steps)."""
-    want = eager_tokens(prompts, max_tokens)
-    with engine(graph_bs) as llm:
-        trace = Trace(llm)
-        got = generate(llm, prompts, max_tokens)
-    return got, want, len(trace.replays), len(trace.decode_steps)

@@ -5,7 +5,7 @@ For each exercise, in every mode it lists that this machine can run:
 - the statement and the explanation are not empty; tests.py has a visible ``test_example*``;
 - at least ``MIN_MUTANTS`` known-wrong variants in ``mutants/``;
 - the reference (the engine's own code) is accepted, by Submit and by Run;
-- every alternative correct solution (``tests/fixtures/alt_solutions/<slug>*.py``) is accepted;
+- every alternative correct solution (``exercises/<slug>/alternatives/*.py``) is accepted;
 - the starter and every mutant are rejected, and never with ``internal_error``;
 - in trusted mode (``trusted=True``) each of those files gets the same verdict as in local mode.
 """
@@ -19,19 +19,16 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .exercise import REPO_ROOT, Exercise
+from .exercise import Exercise
 from .isolation import Job, judge_batch
 from .verdict import Verdict
 
 MIN_MUTANTS = 4
-ALT_DIR = REPO_ROOT / "tests" / "fixtures" / "alt_solutions"
 
 
-def alternatives(e: Exercise, folder: Path = ALT_DIR) -> list[Path]:
-    """The alternative correct solutions of an exercise: ``<slug>.py`` and ``<slug>--<name>.py``."""
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.glob(f"{e.slug}*.py") if p.stem == e.slug or p.stem.startswith(e.slug + "--"))
+def alternatives(e: Exercise) -> list[Path]:
+    """The alternative correct solutions of an exercise (``exercises/<slug>/alternatives/*.py``)."""
+    return e.alternative_paths
 
 
 @dataclass
@@ -76,7 +73,7 @@ def judged_files(e: Exercise) -> list[tuple[str, str, str]]:
     from .reference import reference_source
 
     files = [("reference", "reference.py", reference_source(e))]
-    files += [("alternative", f"alt_solutions/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
+    files += [("alternative", f"alternatives/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
     files += [("starter", "starter.py", e.starter)]
     files += [("mutant", f"mutants/{m.name}", m.read_text(encoding="utf-8")) for m in e.mutant_paths]
     return files

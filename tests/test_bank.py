@@ -54,7 +54,7 @@ def test_the_bank():
     assert set(CUDA_GRAPH) <= set(EXERCISES)
     for e in EXERCISES.values():
         assert len(e.mutant_paths) >= MIN_MUTANTS, e.slug
-        assert alternatives(e), f"{e.slug}: no alternative solution in tests/fixtures/alt_solutions/"
+        assert alternatives(e), f"{e.slug}: no alternative solution in exercises/<slug>/alternatives/"
         assert "local" in e.modes, f"{e.slug}: every exercise can be judged locally"
 
 

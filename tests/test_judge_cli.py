@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANT = ROOT / "exercises" / "graph-bs-list" / "mutants" / "ceiling_excluded.py"
-ALT = ROOT / "tests" / "fixtures" / "alt_solutions" / "graph-bs-list.py"
+ALT = ROOT / "exercises" / "graph-bs-list" / "alternatives" / "alt1.py"
 
 
 def judge(*args: str, env: dict | None = None, entry: tuple = ("practice/judge.py",)) -> subprocess.CompletedProcess:
