@@ -29,18 +29,7 @@ from pathlib import Path
 
 from .exercise import REPO_ROOT, ExerciseError, find_exercise, list_exercises, load_chapters
 from .report import format_verdict, style_for
-
-
-def workspace_dir() -> Path:
-    env = os.environ.get("MINISGL_WORKSPACE")
-    return Path(env) if env else REPO_ROOT / "practice" / "workspace"
-
-
-def _rel(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+from .workspace import shown, workspace_dir
 
 
 def _entry() -> str:
@@ -87,10 +76,10 @@ def cmd_start(args) -> int:
     ws.mkdir(parents=True, exist_ok=True)
     dest = ws / f"{e.slug}.py"
     if dest.exists() and not args.force:
-        print(f"{_rel(dest)} already exists (keeping your work; --force overwrites it)")
+        print(f"{shown(dest)} already exists (keeping your work; --force overwrites it)")
     else:
         shutil.copyfile(e.starter_path, dest)
-        print(f"wrote {_rel(dest)}")
+        print(f"wrote {shown(dest)}")
     print(f"Edit it, then: {_entry()} test {e.slug} --run   (visible examples)")
     print(f"          or: {_entry()} test {e.slug}         (all tests)")
     return 0
@@ -101,12 +90,12 @@ def cmd_test(args) -> int:
     path = Path(args.file) if args.file else workspace_dir() / f"{e.slug}.py"
     if not path.is_file():
         hint = f" (run `{_entry()} start {e.slug}` first)" if not args.file else ""
-        print(f"no such file: {_rel(path)}{hint}", file=sys.stderr)
+        print(f"no such file: {shown(path)}{hint}", file=sys.stderr)
         return 2
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as ex:
-        print(f"cannot read {_rel(path)}: {ex}", file=sys.stderr)
+        print(f"cannot read {shown(path)}: {ex}", file=sys.stderr)
         return 2
     name = str(path.resolve())
     if args.trusted:
@@ -155,7 +144,7 @@ def cmd_doctor(args) -> int:
         engine = f"not importable: {ex}"
     print(f"minisgl     {engine}")
     folder = Path(args.exercises or REPO_ROOT / "exercises")
-    print(f"exercises   {len(list_exercises(args.exercises))} in {_rel(folder)}")
+    print(f"exercises   {len(list_exercises(args.exercises))} in {shown(folder)}")
     modes = ["local"] + (["gpu"] if cuda else [])
     print(f"can judge   modes {', '.join(modes)}" + ("" if cuda else " (tests marked @gpu are skipped)"))
     return 0

@@ -63,9 +63,9 @@ def follow(server: str, token: str, sub: dict[str, Any], on_status) -> dict[str,
 
 
 def cmd_submit(args) -> int:
-    from .cli import _rel, workspace_dir
     from .exercise import find_exercise
     from .report import format_verdict, style_for
+    from .workspace import shown, workspace_dir
 
     server = (args.server or os.environ.get("MINISGL_PRACTICE_SERVER") or "").rstrip("/")
     token = args.token or os.environ.get("MINISGL_PRACTICE_TOKEN")
@@ -78,7 +78,7 @@ def cmd_submit(args) -> int:
     e = find_exercise(args.id, args.exercises)
     path = Path(args.file) if args.file else workspace_dir() / f"{e.slug}.py"
     if not path.is_file():
-        print(f"no such file: {_rel(path)}", file=sys.stderr)
+        print(f"no such file: {shown(path)}", file=sys.stderr)
         return 2
 
     said: list[tuple] = []
