@@ -9,7 +9,7 @@ Every ``assert`` of a tests.py is rewritten (``rewrite_asserts``) into a call of
 - a failure can show both sides without evaluating anything again;
 - the check still runs under ``python -O`` (it is a call, not an ``assert`` statement);
 - in trusted mode each check is *observed*: its site, operation and plain values are reported to the
-  referee, which compares them with what the reference's process observed (see ``judge.referee``).
+  referee, which compares them with what the reference's process observed (see ``judge.trusted``).
   There the learner's process never sees an expected value: ``testing.expected()`` gives it ``HIDDEN``,
   and a check with a hidden side is decided by the referee alone.
 

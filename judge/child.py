@@ -84,7 +84,7 @@ def main(config: dict) -> None:
         become_subreaper()
         from .exercise import load_exercise
         from .harness import environment, judge_source
-        from .reference import reference_source
+        from .solution import reference_source
 
         environment()  # import torch before the clock of the first job matters
         import gc

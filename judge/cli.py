@@ -99,7 +99,7 @@ def cmd_test(args) -> int:
         return 2
     name = str(path.resolve())
     if args.trusted:
-        from .referee import judge_trusted
+        from .trusted import judge_trusted
 
         v = judge_trusted(e, source, filename=name, mode=args.mode, run_only=args.run, seed=args.seed)
     else:
@@ -115,7 +115,7 @@ def cmd_test(args) -> int:
 
 def cmd_solution(args) -> int:
     e = find_exercise(args.id, args.exercises)
-    from .reference import reference_source
+    from .solution import reference_source
 
     print(reference_source(e), end="")
     return 0

@@ -3,7 +3,7 @@
 Runs in-process with nothing but the standard library and the engine: no subprocess, signals or
 threads, because the browser runs this very module inside Pyodide. The front-ends wrap it: a child
 process with limits for the command line (``judge.isolation``), a referee over two such processes in
-trusted mode (``judge.referee``), a Web Worker in the browser.
+trusted mode (``judge.trusted``), a Web Worker in the browser.
 
 Roles (``testing.RUN.role``): ``judge`` decides the verdict here; in trusted mode ``reference`` (the
 engine's own code bound) and ``learner`` (the learner's code, screened, in a process without the

@@ -70,7 +70,7 @@ def _cuda_here() -> bool:
 def judged_files(e: Exercise) -> list[tuple[str, str, str]]:
     """(kind, name, source) of every file ``check`` judges, the reference first: the reference, the alternative
     solutions, the starter, the mutants."""
-    from .reference import reference_source
+    from .solution import reference_source
 
     files = [("reference", "reference.py", reference_source(e))]
     files += [("alternative", f"alternatives/{p.name}", p.read_text(encoding="utf-8")) for p in alternatives(e)]
@@ -115,7 +115,7 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
         if not ref_run.accepted:
             problems.append(f"[{mode}] the reference is not accepted by Run (--run): {ref_run.status}: {_why(ref_run)}")
         if trusted:
-            from .referee import judge_trusted_batch
+            from .trusted import judge_trusted_batch
 
             got = judge_trusted_batch(e, [(src, name) for _, name, src in files], mode=mode, seed=seed)
             report.judged += len(files) + 1

@@ -122,7 +122,7 @@ class Executor:
 
     def judge(self, job: dict[str, Any], slot: Slot, cancel: threading.Event) -> Outcome:
         """Judge in the judge's trusted mode: the screen here first, then ``judge_sides``."""
-        from judge.referee import prescreen
+        from judge.trusted import prescreen
 
         mode = self.judge_mode(job, slot)
         on = self.judged_on(job, slot)
@@ -198,7 +198,7 @@ class DockerExecutor(Executor):
         return self.sandbox.run_container(argv, files_in, limits, cancel, mask=mask)
 
     def judge_sides(self, exercise, spec, code, limits, cancel):
-        from judge.referee import decide, prepare_learner_tree
+        from judge.trusted import decide, prepare_learner_tree
 
         with tempfile.TemporaryDirectory(prefix="learner-tree-") as tmp:
             tree = prepare_learner_tree(exercise, tmp)

@@ -7,10 +7,10 @@ subprocess). ``IN_DIR/job.json`` says which (``role``), the exercise, the judge'
   learner code runs in this container.
 - ``learner`` (docker executor): the submission (``IN_DIR/submission.py``) bound into the engine copy of
   ``IN_DIR/tree`` (the targets' bodies removed, the exercise's public files only; built by the runner with
-  ``judge.referee.prepare_learner_tree``); writes ``OUT_DIR/outcome.json`` (its observations). The runner,
+  ``judge.trusted.prepare_learner_tree``); writes ``OUT_DIR/outcome.json`` (its observations). The runner,
   a process the learner's code never runs in, decides the verdict from both files
-  (``judge.referee.decide``).
-- ``trusted`` (local executor): the whole trusted judging here (``judge.referee.judge_trusted``: reference
+  (``judge.trusted.decide``).
+- ``trusted`` (local executor): the whole trusted judging here (``judge.trusted.judge_trusted``: reference
   and learner processes with the judge's own sandbox where the kernel allows it); writes
   ``OUT_DIR/verdict.json``.
 
@@ -142,7 +142,7 @@ def judge_role(job: dict, in_dir: Path) -> tuple[str, dict]:
 
     role, mode, run, seed = job["role"], job.get("mode", "local"), bool(job.get("run")), job.get("seed")
     if role == "trusted":
-        from judge.referee import judge_trusted
+        from judge.trusted import judge_trusted
 
         source = (in_dir / "submission.py").read_text(encoding="utf-8")
         return VERDICT, judge_trusted(find_exercise(job["exercise"]), source, mode=mode, run_only=run,

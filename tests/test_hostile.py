@@ -21,7 +21,7 @@ from hostile_cases import CASES, TAG  # noqa: E402
 
 from judge.exercise import load_exercise  # noqa: E402
 from judge.isolation import Limits, judge_isolated  # noqa: E402
-from judge.referee import judge_trusted  # noqa: E402
+from judge.trusted import judge_trusted  # noqa: E402
 
 EXERCISE = load_exercise(HOSTILE / "exercises" / "hostile-bs-list")
 GOOD = (HOSTILE / "good.py").read_text()

@@ -26,7 +26,7 @@ from judge.checks import plain  # noqa: E402
 from judge.exercise import ExerciseError, Target, list_exercises, load_exercise  # noqa: E402
 from judge.explain import first_difference, fmt_value  # noqa: E402
 from judge.harness import judge_source  # noqa: E402
-from judge.reference import reference_source  # noqa: E402
+from judge.solution import reference_source  # noqa: E402
 from judge.submission import load_submission  # noqa: E402
 from judge.verdict import TestResult, Verdict  # noqa: E402
 

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from judge.exercise import find_exercise  # noqa: E402
-from judge.reference import reference_source  # noqa: E402
+from judge.solution import reference_source  # noqa: E402
 from runner.executors import DockerExecutor, LocalExecutor, Slot  # noqa: E402
 
 FAILED: list[str] = []

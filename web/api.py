@@ -80,7 +80,7 @@ def exercise(exercise_id: str):
 
 @functools.lru_cache(maxsize=64)
 def _solution(slug: str, path: str, signature: tuple) -> tuple[str, str]:
-    from judge.reference import reference_source  # imports the engine (torch): only when a solution is asked for
+    from judge.solution import reference_source  # imports the engine (torch): only when a solution is asked for
 
     entry = current_app.extensions["minisgl.catalog"].get().by_slug[slug]
     return reference_source(entry.exercise), entry.exercise.explanation

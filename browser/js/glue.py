@@ -39,7 +39,7 @@ def setup(env_json, sys_path_json):
 def run_job(job_json, emit):
     from judge.exercise import ExerciseError, find_exercise
     from judge.harness import judge_source
-    from judge.reference import reference_source
+    from judge.solution import reference_source
 
     job = json.loads(job_json)
     try:

@@ -9,7 +9,7 @@ import sys
 import judge_browser
 
 from judge.exercise import find_exercise
-from judge.reference import reference_source
+from judge.solution import reference_source
 
 
 def test_check_browser_flags_a_mutant_that_passes(tmp_path):

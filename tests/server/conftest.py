@@ -127,7 +127,7 @@ def docker_client(docker_daemon):
 
 def reference_code(slug: str = "graph-capture-loop") -> str:
     from judge.exercise import find_exercise
-    from judge.reference import reference_source
+    from judge.solution import reference_source
 
     return reference_source(find_exercise(slug))
 
