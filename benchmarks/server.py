@@ -28,8 +28,8 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from server.pieces import PgCluster, Site, fresh_database, have_postgres  # noqa: E402
-from server.sse import Stream, watch  # noqa: E402
+from tests.server.pieces import PgCluster, Site, fresh_database, have_postgres  # noqa: E402
+from tests.server.sse import Stream, watch  # noqa: E402
 
 VERDICT = {"status": "accepted", "tests": [{"name": "test_x", "status": "pass"}]}
 ENV = {"MINISGL_PRACTICE_RATE_LIMIT": "1000000", "MINISGL_PRACTICE_QUEUE_CAP": "1000000",

@@ -16,20 +16,17 @@ from __future__ import annotations
 import functools
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from judge.exercise import list_exercises
+from judge.validate import MIN_MUTANTS, alternatives, check_exercise
+from judge.verdict import Verdict
+from tests.browser import judge_browser
+from tests.browser.judge_browser import REPO, compare_with_local, serve
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-
-import judge_browser  # noqa: E402
-from judge_browser import REPO, compare_with_local, serve  # noqa: E402
-
-from judge.exercise import list_exercises  # noqa: E402
-from judge.validate import MIN_MUTANTS, alternatives, check_exercise  # noqa: E402
-from judge.verdict import Verdict  # noqa: E402
 
 EXERCISES = {e.slug: e for e in list_exercises(ROOT / "exercises")}
 SCHEMA = json.loads((ROOT / "judge" / "verdict.schema.json").read_text())

@@ -8,20 +8,17 @@ abuse, a correct submission is accepted at once.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from judge.exercise import load_exercise
+from judge.isolation import Limits, judge_isolated
+from judge.trusted import judge_trusted
+from tests.hostile_cases import CASES, TAG
+
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "fixtures" / "hostile"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from hostile_cases import CASES, TAG  # noqa: E402
-
-from judge.exercise import load_exercise  # noqa: E402
-from judge.isolation import Limits, judge_isolated  # noqa: E402
-from judge.trusted import judge_trusted  # noqa: E402
 
 EXERCISE = load_exercise(HOSTILE / "exercises" / "hostile-bs-list")
 GOOD = (HOSTILE / "good.py").read_text()

@@ -11,24 +11,20 @@ import sys
 from pathlib import Path
 
 import pytest
+import toyengine
+import toyengine.user
+
+from judge.binding import Binding, resolve_targets
+from judge.checks import plain
+from judge.exercise import ExerciseError, Target, list_exercises, load_exercise
+from judge.explain import first_difference, fmt_value
+from judge.harness import judge_source
+from judge.solution import reference_source
+from judge.submission import load_submission
+from judge.verdict import TestResult, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 TOY = ROOT / "tests" / "fixtures" / "toy"
-for p in (str(ROOT), str(TOY)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
-
-import toyengine  # noqa: E402
-import toyengine.user  # noqa: E402
-
-from judge.binding import Binding, resolve_targets  # noqa: E402
-from judge.checks import plain  # noqa: E402
-from judge.exercise import ExerciseError, Target, list_exercises, load_exercise  # noqa: E402
-from judge.explain import first_difference, fmt_value  # noqa: E402
-from judge.harness import judge_source  # noqa: E402
-from judge.solution import reference_source  # noqa: E402
-from judge.submission import load_submission  # noqa: E402
-from judge.verdict import TestResult, Verdict  # noqa: E402
 
 TOY_EX = TOY / "exercises" / "toy-counter"
 

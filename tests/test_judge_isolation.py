@@ -3,20 +3,16 @@ message, and the judge keeps working afterwards."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from judge.exercise import find_exercise, load_exercise
+from judge.isolation import DEFAULT_MEMORY_MB, Job, Limits, judge_batch, judge_isolated
+
 ROOT = Path(__file__).resolve().parent.parent
 TOY = ROOT / "tests" / "fixtures" / "toy"
-for p in (str(ROOT), str(TOY)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
-
-from judge.exercise import find_exercise, load_exercise  # noqa: E402
-from judge.isolation import DEFAULT_MEMORY_MB, Job, Limits, judge_batch, judge_isolated  # noqa: E402
 
 # a correct submission for the toy exercise (its line numbers are asserted on)
 GOOD = (TOY / "good_submission.py").read_text()

@@ -11,7 +11,7 @@ import traceback
 import warnings
 from typing import Any
 
-from browser_cases import CASES, TOLERANCE, Gen, Raised
+from tests.browser.browser_cases import CASES, TOLERANCE, Gen, Raised
 
 DEFAULT_TOL = 1e-5
 

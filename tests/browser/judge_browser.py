@@ -1,4 +1,4 @@
-"""Helpers of the browser judge's tests (fixtures are in conftest.py beside this file)."""
+"""Helpers of the browser judge's tests (their fixtures are in conftest.py beside this file)."""
 
 from __future__ import annotations
 

@@ -8,12 +8,14 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAYER = os.path.realpath(os.path.join(HERE, "..", "..", "browser", "compat"))
-sys.path[:0] = [LAYER, HERE]
+ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
+LAYER = os.path.join(ROOT, "browser", "compat")
+sys.path[:0] = [LAYER, ROOT]  # `torch` is the layer; the helpers are tests.browser.*
 
 import numpy  # noqa: E402
 import torch  # noqa: E402 - the layer
-from browser_conformance import run_all  # noqa: E402
+
+from tests.browser.browser_conformance import run_all  # noqa: E402
 
 assert os.path.realpath(torch.__file__).startswith(LAYER), f"import torch gave {torch.__file__}, not the layer"
 json.dump({"numpy": numpy.__version__, "python": sys.version.split()[0],

@@ -12,12 +12,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
 LAYER = os.path.join(ROOT, "browser", "compat")
-sys.path[:0] = [LAYER, ROOT, HERE]
+sys.path[:0] = [LAYER, ROOT]  # `torch` is the layer; the helpers are tests.browser.*
 
-import browser_engine  # noqa: E402
 import numpy  # noqa: E402
 import safetensors  # noqa: E402 - the reader
 import torch  # noqa: E402 - the layer
+
+from tests.browser import browser_engine  # noqa: E402
 
 assert os.path.realpath(torch.__file__).startswith(LAYER), f"import torch gave {torch.__file__}, not the layer"
 assert os.path.realpath(safetensors.__file__).startswith(LAYER), safetensors.__file__

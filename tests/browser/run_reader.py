@@ -5,12 +5,14 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LAYER = os.path.realpath(os.path.join(HERE, "..", "..", "browser", "compat"))
-sys.path[:0] = [LAYER, HERE]
+ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
+LAYER = os.path.join(ROOT, "browser", "compat")
+sys.path[:0] = [LAYER, ROOT]  # `torch` is the layer; the helpers are tests.browser.*
 
 import safetensors  # noqa: E402 - the reader
 import torch  # noqa: E402 - the layer
-from browser_reader import describe  # noqa: E402
+
+from tests.browser.browser_reader import describe  # noqa: E402
 
 assert os.path.realpath(safetensors.__file__).startswith(LAYER) and os.path.realpath(torch.__file__).startswith(LAYER)
 json.dump({p: describe(safetensors.safe_open, p) for p in sys.argv[1:]}, sys.stdout)

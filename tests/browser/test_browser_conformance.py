@@ -9,11 +9,11 @@ import os
 import numpy as np
 import pytest
 import torch
-from browser_cases import CASES
-from browser_conformance import differences, run_all, run_case, tolerance
-from browser_env import LAYER, MISSING_PYTHON, browser_python, load_layer, run_browser_python
-from browser_surface import EXCLUDED, coverage, surface, uncovered
 
+from tests.browser.browser_cases import CASES
+from tests.browser.browser_conformance import differences, run_all, run_case, tolerance
+from tests.browser.browser_env import LAYER, MISSING_PYTHON, browser_python, load_layer, run_browser_python
+from tests.browser.browser_surface import EXCLUDED, coverage, surface, uncovered
 from tests.support import need
 
 NAMES = list(CASES)

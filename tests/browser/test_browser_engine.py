@@ -11,9 +11,9 @@ import os
 import subprocess
 
 import pytest
-from browser_engine import CONFIGS, chunked_tokens, engine_tokens, sampled_tokens, seeded_tokens
-from browser_env import HERE, MISSING_PYTHON, ROOT, browser_python
 
+from tests.browser.browser_engine import CONFIGS, chunked_tokens, engine_tokens, sampled_tokens, seeded_tokens
+from tests.browser.browser_env import HERE, MISSING_PYTHON, ROOT, browser_python
 from tests.support import need
 
 

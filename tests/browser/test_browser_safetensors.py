@@ -9,10 +9,10 @@ import struct
 import pytest
 import safetensors
 import torch
-from browser_env import MISSING_PYTHON, browser_python, load_reader, run_browser_python
-from browser_reader import describe
 from safetensors.torch import save_file
 
+from tests.browser.browser_env import MISSING_PYTHON, browser_python, load_reader, run_browser_python
+from tests.browser.browser_reader import describe
 from tests.support import need
 
 READER = load_reader()

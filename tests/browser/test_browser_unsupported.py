@@ -7,7 +7,8 @@ import copy
 
 import pytest
 import torch
-from browser_env import load_layer
+
+from tests.browser.browser_env import load_layer
 
 T = load_layer()
 UNSUPPORTED = "is not implemented in the browser's torch"

@@ -8,8 +8,7 @@ import subprocess
 import sys
 import zipfile
 
-from browser_env import LAYER, MISSING_PYTHON, browser_python
-
+from tests.browser.browser_env import LAYER, MISSING_PYTHON, browser_python
 from tests.support import need
 
 PROBE = """

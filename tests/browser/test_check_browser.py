@@ -6,10 +6,9 @@ import shutil
 import subprocess
 import sys
 
-import judge_browser
-
 from judge.exercise import find_exercise
 from judge.solution import reference_source
+from tests.browser import judge_browser
 
 
 def test_check_browser_flags_a_mutant_that_passes(tmp_path):

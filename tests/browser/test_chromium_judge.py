@@ -7,17 +7,12 @@ import json
 import shutil
 from pathlib import Path
 
-import judge_browser
 import pytest
-from judge_browser import TOY, serve, toy_sources
+
+from tests.browser.judge_browser import TOY, serve, toy_sources
 
 BOOT_MS = 240_000  # a cold boot on a busy 2-core machine; measured in benchmarks/browser.py
 JUDGE = "([slug, src, opts]) => window.judge.judge(slug, src, opts)"
-
-
-@pytest.fixture(scope="module")
-def toy_site():
-    return judge_browser.toy_site()
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +66,6 @@ def statuses(v: dict) -> list[tuple[str, str]]:
 
 
 def test_the_page_judges_a_submission_through_its_ui(toy_page):
-    import sys
 
     from judge.exercise import find_exercise
     from judge.harness import judge_source
@@ -82,11 +76,8 @@ def test_the_page_judges_a_submission_through_its_ui(toy_page):
     page.click("#submit")
     page.wait_for_selector("#verdict-status")
     result = page.evaluate("window.lastResult")
-    sys.path.insert(0, str(TOY))
-    try:  # the same core on CPython, in browser mode; the toy's tensor test needs the layer's torch
-        want = judge_source(find_exercise("toy-counter", TOY / "exercises"), toy_sources()["good"], mode="browser")
-    finally:
-        sys.path.remove(str(TOY))
+    # the same core on CPython, in browser mode (the toy engine is on the path: pyproject.toml's pythonpath)
+    want = judge_source(find_exercise("toy-counter", TOY / "exercises"), toy_sources()["good"], mode="browser")
     assert statuses(result["verdict"]) == [(t.name, t.status) for t in want.tests]
     assert result["verdict"]["mode"] == "browser"
     assert "advisory" in page.inner_text("#advisory")

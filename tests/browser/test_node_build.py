@@ -7,21 +7,16 @@ import json
 import shutil
 from pathlib import Path
 
-import judge_browser
 import pytest
-from judge_browser import REPO, TOY, browser_build
 
+from tests.browser import judge_browser
+from tests.browser.judge_browser import REPO, TOY, browser_build
 from web import create_app
 
 
 @pytest.fixture(scope="module")
 def site():
     return judge_browser.site()
-
-
-@pytest.fixture(scope="module")
-def toy_site():
-    return judge_browser.toy_site()
 
 
 def sha(p: Path) -> str:

@@ -7,25 +7,18 @@ import itertools
 import json
 import shutil
 import subprocess
-import sys
 
-import judge_browser
 import pytest
-from judge_browser import REPO, TOY, toy_sources
 
 from browser.node import NodeRun, run_node
 from judge.verdict import TestResult, Verdict
+from tests.browser.judge_browser import REPO, TOY, toy_sources
 
 LIMIT_S = 5.0  # the toy exercise's test_time_limit
 SLACK_S = 2.0  # the bound: a looping test ends within its limit plus 2 s
 GRACE_S = 3.0  # the supervisor's default graceMs
 ORDER = ["good", "loop_in_target", "good", "loop_at_module_level", "good", "os_exit", "good", "swallow_interrupt",
          "good"]
-
-
-@pytest.fixture(scope="module")
-def toy_site():
-    return judge_browser.toy_site()
 
 
 def statuses(v: Verdict) -> list[tuple[str, str]]:
@@ -146,12 +139,8 @@ def test_the_runner_in_node_judges_like_the_python_core(hostile_run):
     from judge.exercise import find_exercise
     from judge.harness import judge_source
 
-    sys.path.insert(0, str(TOY))
-    try:
-        want = judge_source(find_exercise("toy-counter", TOY / "exercises"), toy_sources()["good"], mode="browser",
-                            seed=7)
-    finally:
-        sys.path.remove(str(TOY))
+    want = judge_source(find_exercise("toy-counter", TOY / "exercises"), toy_sources()["good"], mode="browser",
+                        seed=7)  # the toy engine is on the path: pyproject.toml's pythonpath
     run, _ = hostile_run
     got = verdict(run, 0)
     assert got.mode == "browser" and got.env.python.startswith("3.12")

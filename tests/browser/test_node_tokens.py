@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 
-import judge_browser
 import pytest
-from judge_browser import need_layer
 
 from browser.node import exec_in_node
+from tests.browser import judge_browser
+from tests.browser.judge_browser import need_layer
 
 # Runs as is on CPython (real torch) and in Pyodide (the layer); RESULT is JSON.
 CODE = r"""

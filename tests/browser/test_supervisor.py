@@ -9,8 +9,8 @@ import shutil
 import subprocess
 
 import pytest
-from judge_browser import REPO
 
+from tests.browser.judge_browser import REPO
 from tests.support import need
 
 GRACE_MS = 1000  # long against timer jitter on a loaded machine: the bounds below are whole graces

@@ -8,12 +8,21 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from server.pieces import ROOT, PgCluster, Site, docker_ok, fresh_database, have_postgres, start_dockerd
+from tests.server.pieces import (
+    ROOT,
+    Accounts,
+    PgCluster,
+    Site,
+    World,
+    docker_ok,
+    fresh_database,
+    have_postgres,
+    start_dockerd,
+)
 from tests.support import IN_CI, need
 
 JOB_IMAGE = os.environ.get("MINISGL_TEST_JOB_IMAGE", "minisgl-job:cpu")
@@ -54,24 +63,6 @@ def app(db_url, tmp_path):
 @pytest.fixture
 def grading(app):
     return app.extensions["grading"]
-
-
-@dataclass
-class Accounts:
-    """Users, tokens and runners made directly in the database (what the admin commands do)."""
-
-    db: object
-
-    def user(self, name: str, password: str = "correct horse", staff: bool = False) -> str:
-        from web import auth
-
-        auth.create_user(self.db, name, password, staff=staff)
-        return auth.create_api_token(self.db, name)
-
-    def runner(self, name: str) -> str:
-        from web import auth
-
-        return auth.create_runner(self.db, name)
 
 
 @pytest.fixture
@@ -125,19 +116,22 @@ def docker_client(docker_daemon):
     return docker.from_env(timeout=120)
 
 
-def reference_code(slug: str = "graph-capture-loop") -> str:
-    from judge.exercise import find_exercise
-    from judge.solution import reference_source
-
-    return reference_source(find_exercise(slug))
-
-
-def mutant_code(slug: str = "graph-capture-loop", name: str = "no_warm_up") -> str:
-    return (ROOT / "exercises" / slug / "mutants" / f"{name}.py").read_text()
-
-
 @pytest.fixture
 def job_dir(tmp_path) -> Path:
     d = tmp_path / "jobs"
     d.mkdir()
     return d
+
+
+@pytest.fixture
+def world_factory(site_factory):
+    made: list[World] = []
+
+    def make(url, **kw):
+        w = World(url, site_factory, **kw)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.db.dispose()

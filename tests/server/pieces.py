@@ -175,7 +175,7 @@ class RunnerProc:
     proc: subprocess.Popen | None = None
 
     def start(self) -> RunnerProc:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+        env = {**os.environ, "PYTHONPATH": str(ROOT),
                "MINISGL_RUNNER_TOKEN": self.token}
         self.log_path = self.log_path or Path(tempfile.mktemp(prefix="runner-", suffix=".log", dir="/tmp"))
         self.log = open(self.log_path, "ab")  # noqa: SIM115
@@ -230,3 +230,73 @@ def start_dockerd() -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+@dataclass
+class Accounts:
+    """Users, tokens and runners made directly in the database (what the admin commands do)."""
+
+    db: object
+
+    def user(self, name: str, password: str = "correct horse", staff: bool = False) -> str:
+        from web import auth
+
+        auth.create_user(self.db, name, password, staff=staff)
+        return auth.create_api_token(self.db, name)
+
+    def runner(self, name: str) -> str:
+        from web import auth
+
+        return auth.create_runner(self.db, name)
+
+
+def reference_code(slug: str = "graph-capture-loop") -> str:
+    from judge.exercise import find_exercise
+    from judge.solution import reference_source
+
+    return reference_source(find_exercise(slug))
+
+
+def mutant_code(slug: str = "graph-capture-loop", name: str = "no_warm_up") -> str:
+    return (ROOT / "exercises" / slug / "mutants" / f"{name}.py").read_text()
+
+
+EX = "graph-capture-loop"
+FAST = {"MINISGL_PRACTICE_LEASE_SECONDS": "2", "MINISGL_PRACTICE_REAPER_SECONDS": "0.5",
+        "MINISGL_PRACTICE_MAX_ATTEMPTS": "50", "MINISGL_PRACTICE_RATE_LIMIT": "100000",
+        "MINISGL_PRACTICE_QUEUE_CAP": "100000", "MINISGL_PRACTICE_POLL_SECONDS": "0.1"}
+SLEEPY = "tests.server.sleepy:SleepyExecutor"  # a runner executor that only sleeps
+
+
+class World:
+    """A database with a learner, a staff member and runners, and the site on it (runners started on demand)."""
+
+    def __init__(self, url: str, site_factory, runners: int = 1, **site_kw):
+        self.url = url
+        from web.db import open_database
+
+        self.db = open_database(url)
+        acc = Accounts(self.db)
+        self.token = acc.user("alice")
+        self.staff = acc.user("staff", staff=True)
+        self.runner_tokens = [acc.runner(f"r{i}") for i in range(runners)]
+        self.site = site_factory(url, env={**FAST, **site_kw.pop("env", {})}, **site_kw)
+
+    def submit(self, code: str, mode: str = "gpu") -> int:
+        r = requests.post(f"{self.site.url}/api/v1/submissions", json={"exercise": EX, "code": code, "mode": mode},
+                          headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
+        assert r.status_code == 201, r.text
+        return r.json()["id"]
+
+    def rows(self) -> dict:
+        from sqlalchemy import select
+
+        from web.models import Submission
+
+        with self.db.session() as s:
+            return {sub.id: sub for sub in s.scalars(select(Submission))}
+
+    def runner(self, i: int, tmp_path, executor: str = SLEEPY, args=()) -> RunnerProc:
+        return RunnerProc(self.site.url, self.runner_tokens[i], executor=executor,
+                          args=["--work-dir", str(tmp_path / f"work{i}"), *args],
+                          log_path=tmp_path / f"runner{i}.log").start()

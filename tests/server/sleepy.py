@@ -2,7 +2,7 @@
 that names the job's code and this execution (a nonce), so a test can tell which execution's result was
 stored; with ``SLEEPY_STARTED`` set to a folder, it first touches a file named after the job there, so a
 test knows the runner holds the job (a row marked running only says the server answered the claim).
-``python -m runner --executor server.sleepy:SleepyExecutor`` (tests/ on PYTHONPATH).
+``python -m runner --executor tests.server.sleepy:SleepyExecutor`` (the repository on PYTHONPATH).
 
 The judging itself is tested with the real executors elsewhere; the subject here is the queue: leases,
 kills, restarts, retries.

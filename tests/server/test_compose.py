@@ -8,7 +8,7 @@ import subprocess
 
 import yaml
 
-from server.pieces import ROOT
+from tests.server.pieces import ROOT
 from tests.support import need
 
 ENV = {"POSTGRES_PASSWORD": "pw", "SECRET_KEY": "sk", "RUNNER_TOKEN": "msr_x"}

@@ -4,14 +4,12 @@ watching over Server-Sent Events. A CUDA Graph exercise: correct code accepted, 
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from server.conftest import mutant_code, reference_code
-from server.pieces import RunnerProc
-from server.sse import watch
+from tests.server.pieces import RunnerProc, mutant_code, reference_code, wait_for
+from tests.server.sse import Stream, watch
 
 EX = "graph-capture-loop"
 
@@ -28,8 +26,10 @@ def _judge_two(site, token, runner_token, runner_args, executor="local", tmp_pat
     bad = _submit(site, token, mutant_code(EX, "no_warm_up"))
     assert (good["status"], good["position"], bad["position"]) == ("queued", 1, 2)  # no runner yet
     with ThreadPoolExecutor(2) as pool:  # both learners watch before the runner starts
-        futures = [pool.submit(watch, f"{site.url}{s['links']['events']}", token, 240) for s in (good, bad)]
-        time.sleep(0.5)
+        streams = [Stream(), Stream()]
+        futures = [pool.submit(watch, f"{site.url}{s['links']['events']}", token, 240, stream)
+                   for s, stream in zip((good, bad), streams, strict=True)]
+        wait_for(lambda: all(st.events for st in streams), 30, "both watchers to see their submission queued")
         runner = RunnerProc(site.url, runner_token, executor=executor, args=runner_args,
                             log_path=tmp_path / "runner.log").start()
         try:
@@ -61,7 +61,7 @@ def _check(streams, runner, emulated=True):
 
 
 def test_local_runner_judges_correct_and_wrong_code(backend, db_url, site_factory, tmp_path):
-    from server.conftest import Accounts
+    from tests.server.pieces import Accounts
     from web.db import open_database
 
     db = open_database(db_url)
@@ -75,8 +75,7 @@ def test_local_runner_judges_correct_and_wrong_code(backend, db_url, site_factor
 
 
 def test_docker_runner_judges_correct_and_wrong_code_on_postgresql(pg, job_image, site_factory, tmp_path):
-    from server.conftest import Accounts
-    from server.pieces import fresh_database
+    from tests.server.pieces import Accounts, fresh_database
     from web.db import open_database
 
     url = fresh_database("postgresql", pg, tmp_path)
@@ -99,8 +98,7 @@ def test_practice_judge_submit_from_a_shell(site_factory, tmp_path):
     import subprocess
     import sys
 
-    from server.conftest import Accounts
-    from server.pieces import ROOT, fresh_database
+    from tests.server.pieces import ROOT, Accounts, fresh_database
     from web.db import open_database
 
     db_url = fresh_database("sqlite", None, tmp_path)
@@ -133,9 +131,7 @@ def test_practice_judge_submit_from_a_shell(site_factory, tmp_path):
 def test_an_idle_event_stream_gets_heartbeats_and_sees_a_cancel(site_factory, tmp_path):
     import threading
 
-    from server.conftest import Accounts
-    from server.pieces import fresh_database
-    from server.sse import Stream
+    from tests.server.pieces import Accounts, fresh_database
     from web.db import open_database
 
     url = fresh_database("sqlite", None, tmp_path)
@@ -147,10 +143,9 @@ def test_an_idle_event_stream_gets_heartbeats_and_sees_a_cancel(site_factory, tm
     stream = Stream()
     t = threading.Thread(target=watch, args=(f"{site.url}{sub['links']['events']}", token, 60, stream))
     t.start()
-    time.sleep(3.5)
+    wait_for(lambda: len(stream.heartbeats) >= 2, 10, "two heartbeats of the idle stream (one a second)")
     r = requests.post(f"{site.url}{sub['links']['cancel']}", headers={"Authorization": f"Bearer {token}"}, timeout=10)
     assert r.json()["status"] == "cancelled"
     t.join(30)
     assert [e.name for e in stream.events] == ["queued", "cancelled"]
     assert stream.events[0].data["position"] == 1
-    assert len(stream.heartbeats) >= 2  # one a second while nothing happened

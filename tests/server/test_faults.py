@@ -9,60 +9,9 @@ import signal
 import threading
 import time
 
-import pytest
 import requests
-from sqlalchemy import select
 
-from server.conftest import Accounts, reference_code
-from server.pieces import RunnerProc, fresh_database, wait_for
-from web.db import open_database
-from web.models import Submission
-
-EX = "graph-capture-loop"
-FAST = {"MINISGL_PRACTICE_LEASE_SECONDS": "2", "MINISGL_PRACTICE_REAPER_SECONDS": "0.5",
-        "MINISGL_PRACTICE_MAX_ATTEMPTS": "50", "MINISGL_PRACTICE_RATE_LIMIT": "100000",
-        "MINISGL_PRACTICE_QUEUE_CAP": "100000", "MINISGL_PRACTICE_POLL_SECONDS": "0.1"}
-SLEEPY = "server.sleepy:SleepyExecutor"
-
-
-class World:
-    def __init__(self, url: str, site_factory, runners: int = 1, **site_kw):
-        self.url = url
-        self.db = open_database(url)
-        acc = Accounts(self.db)
-        self.token = acc.user("alice")
-        self.staff = acc.user("staff", staff=True)
-        self.runner_tokens = [acc.runner(f"r{i}") for i in range(runners)]
-        self.site = site_factory(url, env={**FAST, **site_kw.pop("env", {})}, **site_kw)
-
-    def submit(self, code: str, mode: str = "gpu") -> int:
-        r = requests.post(f"{self.site.url}/api/v1/submissions", json={"exercise": EX, "code": code, "mode": mode},
-                          headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
-        assert r.status_code == 201, r.text
-        return r.json()["id"]
-
-    def rows(self) -> dict[int, Submission]:
-        with self.db.session() as s:
-            return {sub.id: sub for sub in s.scalars(select(Submission))}
-
-    def runner(self, i: int, tmp_path, executor: str = SLEEPY, args=()) -> RunnerProc:
-        return RunnerProc(self.site.url, self.runner_tokens[i], executor=executor,
-                          args=["--work-dir", str(tmp_path / f"work{i}"), *args],
-                          log_path=tmp_path / f"runner{i}.log").start()
-
-
-@pytest.fixture
-def world_factory(site_factory):
-    made: list[World] = []
-
-    def make(url, **kw):
-        w = World(url, site_factory, **kw)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.db.dispose()
+from tests.server.pieces import EX, World, fresh_database, reference_code, wait_for
 
 
 class NonceWatch:
@@ -186,7 +135,7 @@ def test_a_result_posted_twice_is_stored_once_and_a_stale_lease_is_refused(pg, w
     w = world_factory(fresh_database("postgresql", pg, tmp_path), runners=2)
     sid = w.submit("x = 1")
     old = _claim(w.site, w.runner_tokens[0]).json()["job"]
-    time.sleep(3.0)  # the 2 s lease expires; the reaper (every 0.5 s) requeues it
+    wait_for(lambda: w.rows()[sid].state == "queued", 30, "the reaper to requeue the job of the expired 2 s lease")
     new = _claim(w.site, w.runner_tokens[1], wait=5).json()["job"]
     assert new["id"] == sid and new["lease_id"] != old["lease_id"] and new["attempt"] == 2
     stale = _result(w.site, w.runner_tokens[0], old, "wrong_answer")
@@ -245,9 +194,12 @@ def test_the_database_unreachable_for_a_while_and_everything_recovers(pg, world_
         wait_for(lambda: w.rows()[first[0]].state == "done", 60, "the first job")
         pg.stop("fast")
         try:
-            time.sleep(1.0)
-            r = requests.get(f"{w.site.url}/api/v1/submissions/{first[0]}",
-                             headers={"Authorization": f"Bearer {w.token}"}, timeout=30)
+            def unavailable():
+                r = requests.get(f"{w.site.url}/api/v1/submissions/{first[0]}",
+                                 headers={"Authorization": f"Bearer {w.token}"}, timeout=30)
+                return [r] if r.status_code == 503 else None  # in a list: a Response with status 503 is falsy
+
+            [r] = wait_for(unavailable, 30, "the site to answer 503 while the database is away")
             assert r.status_code == 503 and r.json()["error"]["code"] == "database_unavailable"
             assert int(r.headers["Retry-After"]) > 0
             r = requests.post(f"{w.site.url}/api/v1/submissions", json={"exercise": EX, "code": "b", "mode": "gpu"},

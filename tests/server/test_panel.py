@@ -4,15 +4,10 @@ the queue status, and see the verdict in the page's cards; without runners there
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from server.conftest import Accounts, reference_code
-from server.pieces import ROOT, RunnerProc, fresh_database
-
-sys.path.insert(0, str(ROOT / "tests" / "site"))
-from sitekit import Guard, LiveSite, axe_violations, need_bundle, open_context, type_code  # noqa: E402
+from tests.server.pieces import Accounts, RunnerProc, fresh_database, reference_code
+from tests.site.sitekit import Guard, LiveSite, axe_violations, need_bundle, open_context, type_code
 
 EX = "graph-capture-loop"
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from runner.executors import ContainerLimits, ContainerResult, interpret
-from server.test_faults import World, wait_for
+from tests.server.pieces import World, wait_for
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_a_second_sigterm_hands_the_job_back(world, tmp_path, monkeypatch):
     wait_for(lambda: (tmp_path / str(a)).exists(), 30, "the runner to start judging")
     t0 = time.monotonic()
     r.signal(signal.SIGTERM)
-    time.sleep(0.5)
+    wait_for(lambda: "SIGTERM: stopping" in r.log_text(), 30, "the runner to take the first SIGTERM")
     r.signal(signal.SIGTERM)
     assert r.wait(30) == 0 and time.monotonic() - t0 < 20
     row = world.rows()[a]

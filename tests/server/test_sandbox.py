@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from runner.sandbox import LABEL, ContainerLimits, DockerSandbox
-from server.pieces import wait_for
+from tests.server.pieces import wait_for
 
 PY = ["python", "-c"]
 
@@ -308,8 +308,7 @@ json.dump({"status": "accepted", "passed": 7, "total": 7, "tests": [{"name": "t"
 
 @pytest.fixture
 def hostile_world(job_image, site_factory, tmp_path):
-    from server.conftest import Accounts
-    from server.pieces import RunnerProc, fresh_database
+    from tests.server.pieces import Accounts, RunnerProc, fresh_database
     from web.db import open_database
 
     url = fresh_database("sqlite", None, tmp_path)
@@ -377,7 +376,7 @@ def test_hostile_submissions_are_contained_and_the_runner_keeps_serving(hostile_
     anywhere, the runner's token is nowhere in what comes back, and the correct submission judged next is
     accepted. (Module-level attacks never start a container: the screen refuses them, naming the line;
     the same attacks as raw code in a container are the sandbox tests above.)"""
-    from server.conftest import mutant_code, reference_code
+    from tests.server.pieces import mutant_code, reference_code
 
     site, token, rtoken, runner = hostile_world
     ref, wrong = reference_code(EX), mutant_code(EX, "no_warm_up")

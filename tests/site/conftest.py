@@ -9,9 +9,9 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from sitekit import PORTS, Guard, LiveSite, need_bundle, open_context
 from werkzeug.serving import make_server
 
+from tests.site.sitekit import PORTS, Guard, LiveSite, need_bundle, open_context
 from tests.support import free_port
 from web import create_app
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from sitekit import editor_text, judged, need_judge, type_code
 
 from judge.exercise import find_exercise
+from tests.site.sitekit import editor_text, judged, need_judge, type_code
 
 SLUG = "graph-capture-buffer"
 CORRECT = '''class GraphCaptureBuffer:

@@ -7,9 +7,9 @@ import json
 import re
 
 import pytest
-from sitekit import PHONE, Guard, axe_violations, editor_text, open_context, type_code
 
 from judge.exercise import find_exercise
+from tests.site.sitekit import PHONE, Guard, axe_violations, editor_text, open_context, type_code
 
 SLUG = "graph-capture-buffer"  # a CUDA Graph exercise
 # a known-wrong variant (copy_from forgets positions), without its docstring: typed, quotes would pair up

@@ -1,0 +1,1 @@
+"""Tests of site; helpers import as tests.site.<module>."""
