@@ -26,7 +26,7 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
 from tests.server.pieces import PgCluster, Site, fresh_database, have_postgres  # noqa: E402
 from tests.server.sse import Stream, watch  # noqa: E402
