@@ -118,12 +118,17 @@ def set_password(db: Database, username: str, password: str, *, revoke_tokens: b
 
 
 def find_user(db: Database, username: str) -> User | None:
+    """The user of that name; None for a string that cannot be a username (never a query with a NUL byte, which
+    PostgreSQL refuses)."""
+    name = (username if isinstance(username, str) else "").strip().lower()
+    if not USERNAME_RE.match(name):
+        return None
     with db.session() as s:
-        return s.scalar(select(User).where(User.username == (username or "").strip().lower()))
+        return s.scalar(select(User).where(User.username == name))
 
 
 def verify_login(db: Database, username: str, password: str) -> User | None:
-    user = find_user(db, username) if isinstance(username, str) and len(username) <= 64 else None
+    user = find_user(db, username)
     if user is None or user.disabled or not user.password_hash or not isinstance(password, str) \
             or len(password) > PASSWORD_MAX:
         check_password_hash(_DUMMY_HASH, "x")  # the same time whether or not the user exists

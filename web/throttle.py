@@ -62,13 +62,15 @@ class LoginThrottle:
         name, addr = _key(username), _key(address or "unknown")
         now = utcnow()
         since = now - dt.timedelta(seconds=self.window_s)
-        with self.db.session() as s:
+        # write_lock: on SQLite a transaction that reads and then writes fails at once ("database is locked")
+        # when another writer committed in between; these take the write lock first (BEGIN IMMEDIATE)
+        with self.db.session(write_lock=True) as s:
             s.execute(delete(LoginFailure).where(LoginFailure.at < since))  # the window's past is forgotten
             row = LoginFailure(username=name, address=addr, at=now)
             s.add(row)
             s.flush()
             row_id = row.id
-        with self.db.session() as s:
+        with self.db.session(write_lock=True) as s:
             wait = 0.0
             for column, value, limit in ((LoginFailure.username, name, self.per_account),
                                          (LoginFailure.address, addr, self.per_address)):
@@ -88,11 +90,14 @@ class LoginThrottle:
         """The password was right: this check and the account's earlier failures from this address (the
         person who mistyped it) are forgotten; failures from elsewhere stay, so logging in never resets the
         count of someone guessing from another address."""
-        with self.db.session() as s:
+        with self.db.session(write_lock=True) as s:
             s.execute(delete(LoginFailure).where(
                 (LoginFailure.id == row_id) | (LoginFailure.username == _key(username)) &
                 (LoginFailure.address == _key(address or "unknown"))))
 
 
 def _key(value: str) -> str:
-    return (value if isinstance(value, str) else "").strip().lower()[:64]
+    """What is counted: the name or address as typed, lowercased, printable characters only (PostgreSQL refuses
+    a NUL byte in text), at most 64."""
+    text = value if isinstance(value, str) else ""
+    return "".join(ch for ch in text[:256] if ch.isprintable()).strip().lower()[:64]
