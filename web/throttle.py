@@ -9,8 +9,8 @@ table gives directly.
 How one password check goes (``LoginThrottle.attempt``): a row is written first and committed, then the
 rows of that account and of that address in the window are counted. Over a limit: the row is removed (a
 refused try does not lengthen the wait) and ``Throttled`` says how long until the oldest counted failure
-leaves the window. Otherwise the password is checked; a right one deletes the account's failures
-(``succeeded``), a wrong one leaves its row, which counts. Because every check is written
+leaves the window. Otherwise the password is checked; a right one deletes the account's failures from
+that address (``succeeded``), a wrong one leaves its row, which counts. Because every check is written
 before it is counted, concurrent guesses cannot slip past the limit together: of N at once, each sees at
 least the ones committed before it.
 
