@@ -29,6 +29,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update(load_config(config))
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = instance_secret_key(app.instance_path)
+    if app.config["TRUSTED_PROXIES"]:  # the client's address and scheme as the reverse proxy saw them
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        n = int(app.config["TRUSTED_PROXIES"])
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n)
 
     from . import accounts, api, pages, runners, staff, submissions
     from .admin import register_commands

@@ -1,7 +1,9 @@
 """Account pages: log in and out, accept an invitation, one-time login links, API tokens; ``GET /api/v1/me``.
 
 Staff create accounts (``flask --app web users create``) or invitation links (``users invite``); there is
-no open sign-up. Every form carries the session's CSRF token.
+no open sign-up. Every form carries the session's CSRF token. Every answer of these pages is
+``Cache-Control: no-store``: they show secrets (a new API token, the CSRF token) or take them (passwords,
+one-time links), and no browser cache or proxy should keep a copy.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from . import auth
 from .errors import ApiError
 from .grading import get_grading
 from .models import ApiToken, User
+from .throttle import Throttled
 
 bp = Blueprint("accounts", __name__, template_folder="templates")
 
@@ -31,6 +34,12 @@ def _safe_next(target: str | None) -> str:
     return target if not parts.scheme and not parts.netloc else "/"
 
 
+@bp.after_request
+def _no_store(response):
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 @bp.app_context_processor
 def _template_globals():
     def user():
@@ -44,23 +53,27 @@ def _template_globals():
 
 @bp.route("/login", methods=["GET", "POST"])
 def login():
-    error = None
+    error, status, headers = None, 200, {}
     if request.method == "POST":
         auth.check_csrf(400)
-        user = auth.verify_login(_db(), request.form.get("username", ""), request.form.get("password", ""))
-        if user is not None:
-            auth.login_session(user)
-            return redirect(_safe_next(request.form.get("next")))
-        error = "Wrong username or password."
+        try:
+            user = auth.password_login(request.form.get("username", ""), request.form.get("password", ""))
+        except Throttled as e:
+            error, status, headers = e.message, 429, {"Retry-After": str(e.retry_after)}
+        else:
+            if user is not None:
+                auth.login_session(user)
+                return redirect(_safe_next(request.form.get("next")))
+            error, status = "Wrong username or password.", 401
     auth.current_user()
-    return render_template("server/login.html", error=error, next=_safe_next(request.args.get("next"))), \
-        401 if error else 200
+    next_page = _safe_next(request.form.get("next") if request.method == "POST" else request.args.get("next"))
+    return render_template("server/login.html", error=error, next=next_page), status, headers
 
 
 @bp.post("/logout")
 def logout():
     auth.check_csrf(400)
-    session.clear()
+    auth.logout_session()
     return redirect(url_for("accounts.login"))
 
 
@@ -76,13 +89,9 @@ def invite(token: str):
         auth.check_csrf(400)
         password = request.form.get("password", "")
         try:
-            auth.check_username(request.form.get("username", ""))
-            auth.check_password(password)
             if password != request.form.get("password2", ""):
                 raise auth.AccountError("The two passwords differ.")
-            if auth.use_link(_db(), token, "invite") is None:
-                raise auth.AccountError("This invitation was just used.")
-            user = auth.create_user(_db(), request.form.get("username", ""), password, staff=link.is_staff)
+            user = auth.accept_invite(_db(), token, request.form.get("username", ""), password)
         except auth.AccountError as e:
             error = str(e)
         else:
@@ -108,22 +117,26 @@ def login_link(token: str):
     return render_template("server/link.html", username=user.username if user else "?")
 
 
+def _account_page(new_token: str | None = None, message: str | None = None) -> str:
+    with _db().session() as s:
+        tokens = list(s.scalars(select(ApiToken).where(ApiToken.user_id == g.user.id).order_by(ApiToken.id.desc())))
+    return render_template("server/account.html", tokens=tokens, new_token=new_token,
+                           message=message or session.pop("message", None))
+
+
 @bp.get("/account")
 @auth.login_required
 def account():
-    with _db().session() as s:
-        tokens = list(s.scalars(select(ApiToken).where(ApiToken.user_id == g.user.id).order_by(ApiToken.id.desc())))
-    return render_template("server/account.html", tokens=tokens, new_token=session.pop("new_token", None),
-                           message=session.pop("message", None))
+    return _account_page()
 
 
 @bp.post("/account/tokens")
 @auth.login_required
 def new_token():
+    """The new token is in this answer only (no-store): it is never kept anywhere, not even in the cookie."""
     auth.check_csrf(400)
     name = request.form.get("name", "")[:64] or "command line"
-    session["new_token"] = auth.create_api_token(_db(), g.user.username, name)  # shown once, then dropped
-    return redirect(url_for("accounts.account"))
+    return _account_page(new_token=auth.create_api_token(_db(), g.user.username, name))
 
 
 @bp.post("/account/tokens/<rowid:token_id>/revoke")
@@ -137,18 +150,23 @@ def revoke_token(token_id: int):
 @bp.post("/account/password")
 @auth.login_required
 def change_password():
+    """A new password ends every other session; the API tokens are revoked too unless the form says to keep
+    them (``tokens=keep``). Revoking is the default: a password is changed most often because someone else may
+    know it, and a token minted with a stolen session would outlive the change otherwise."""
     auth.check_csrf(400)
-    if auth.verify_login(_db(), g.user.username, request.form.get("current", "")) is None:
-        session["message"] = "The current password is wrong."
-        return redirect(url_for("accounts.account"))
     try:
-        auth.set_password(_db(), g.user.username, request.form.get("password", ""))
+        if auth.password_login(g.user.username, request.form.get("current", "")) is None:
+            raise auth.AccountError("The current password is wrong.")
+        keep = request.form.get("tokens") == "keep"
+        auth.set_password(_db(), g.user.username, request.form.get("password", ""), revoke_tokens=not keep)
+    except Throttled as e:
+        return _account_page(message=e.message), 429, {"Retry-After": str(e.retry_after)}
     except auth.AccountError as e:
         session["message"] = str(e)
         return redirect(url_for("accounts.account"))
-    user = auth.find_user(_db(), g.user.username)
-    auth.login_session(user)  # this session survives; every other one is logged out
-    session["message"] = "Password changed; other sessions are logged out."
+    auth.login_session(auth.find_user(_db(), g.user.username))  # a new session here; every other one ended
+    session["message"] = "Password changed; your other sessions are logged out" + \
+        (" and your API tokens kept." if keep else " and your API tokens revoked.")
     return redirect(url_for("accounts.account"))
 
 

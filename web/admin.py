@@ -91,13 +91,14 @@ def users_create(username: str, staff: bool, password_stdin: bool, no_password: 
 @users_cli.command("password")
 @click.argument("username")
 @click.option("--password-stdin", is_flag=True)
-def users_password(username: str, password_stdin: bool):
-    """Set a user's password (logs out their other sessions)."""
+@click.option("--keep-tokens", is_flag=True, help="Leave the user's API tokens working (default: revoke them).")
+def users_password(username: str, password_stdin: bool, keep_tokens: bool):
+    """Set a user's password: every session of theirs ends, and their API tokens are revoked unless kept."""
     try:
-        auth.set_password(get_grading().db, username, _read_password(password_stdin))
+        auth.set_password(get_grading().db, username, _read_password(password_stdin), revoke_tokens=not keep_tokens)
     except auth.AccountError as e:
         _fail(str(e))
-    click.echo(f"password of {username} changed")
+    click.echo(f"password of {username} changed; sessions ended; API tokens {'kept' if keep_tokens else 'revoked'}")
 
 
 @users_cli.command("list")
@@ -112,7 +113,7 @@ def users_list():
 @users_cli.command("disable")
 @click.argument("username")
 def users_disable(username: str):
-    """Lock an account out (its sessions and tokens stop working)."""
+    """Lock an account out (its sessions end, its tokens stop working)."""
     _said(auth.disable_user(get_grading().db, username), f"disabled {username}", f"No user {username!r}.")
 
 

@@ -1,9 +1,12 @@
 """Who is asking: passwords, tokens, sessions and CSRF.
 
-- Passwords are hashed with scrypt (``werkzeug.security``); tokens and one-time links are random (256
-  bits) and stored as their SHA-256 only, so the database never holds anything that logs someone in.
-- A learner authenticates with the session cookie (the site's pages) or ``Authorization: Bearer <token>``
-  (the command line). A wrong bearer token is refused even if a cookie is present.
+- Passwords are hashed with scrypt (``werkzeug.security``) and must not be easy to guess (``web/passwords.py``);
+  wrong ones are throttled per account and per address (``web/throttle.py``). Tokens, session keys and one-time
+  links are random (256 bits) and stored as their SHA-256 only, so the database never holds anything that logs
+  someone in.
+- A learner authenticates with the session cookie (the site's pages; a server-side session, ``web/sessions.py``,
+  that logging out, a password change and ``users disable`` end) or ``Authorization: Bearer <token>`` (the
+  command line). A wrong bearer token is refused even if a cookie is present.
 - Cookie-authenticated requests that change something need the session's CSRF token (header
   ``X-CSRF-Token`` or form field ``csrf_token``); bearer-token requests need none (a browser never adds
   them on its own).
@@ -21,20 +24,24 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from flask import abort, g, redirect, request, session, url_for
+from flask import abort, current_app, g, redirect, request, session, url_for
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from . import sessions
 from .db import Database, utcnow
 from .errors import ApiError
 from .grading import get_grading
 from .models import ApiToken, Invite, Runner, User
+from .passwords import PASSWORD_MAX, password_problem
+from .throttle import LoginThrottle
 
 USER_TOKEN_PREFIX = "msu_"
 RUNNER_TOKEN_PREFIX = "msr_"
 LINK_PREFIX = "msl_"
 USERNAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-PASSWORD_MIN, PASSWORD_MAX = 8, 1024
 TOKEN_MAX = 200  # longer Authorization values are refused before any lookup
 
 
@@ -63,43 +70,65 @@ def check_username(username: str) -> str:
     return name
 
 
-def check_password(password: str) -> str:
-    if not isinstance(password, str) or not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
-        raise AccountError(f"A password is {PASSWORD_MIN} to {PASSWORD_MAX} characters.")
+def check_password(password: str, username: str = "") -> str:
+    """``password`` if it may be ``username``'s password, else ``AccountError`` saying why not."""
+    problem = password_problem(password, username)
+    if problem:
+        raise AccountError(problem)
     return password
 
 
 # --- operations (used by the pages and the admin commands) ---------------------------------------------------
 
 
+def _add_user(s: Session, name: str, password: str | None, staff: bool) -> User:
+    if s.scalar(select(User.id).where(User.username == name)) is not None:
+        raise AccountError(f"The username {name!r} is taken.")
+    user = User(username=name, password_hash=hash_password(password) if password else None, is_staff=staff)
+    s.add(user)
+    s.flush()
+    return user
+
+
 def create_user(db: Database, username: str, password: str | None, *, staff: bool = False) -> User:
     name = check_username(username)
-    with db.session() as s:
-        if s.scalar(select(User.id).where(User.username == name)) is not None:
-            raise AccountError(f"The username {name!r} is taken.")
-        user = User(username=name, password_hash=hash_password(check_password(password)) if password else None,
-                    is_staff=staff)
-        s.add(user)
-        s.flush()
-        return user
+    if password is not None:
+        check_password(password, name)
+    try:
+        with db.session() as s:
+            return _add_user(s, name, password, staff)
+    except IntegrityError:  # the same name created at the same moment
+        raise AccountError(f"The username {name!r} is taken.") from None
 
 
-def set_password(db: Database, username: str, password: str) -> None:
+def set_password(db: Database, username: str, password: str, *, revoke_tokens: bool) -> None:
+    """A new password; every session of the user ends, and with ``revoke_tokens`` every API token too."""
+    name = check_username(username)
+    check_password(password, name)
     with db.session() as s:
-        user = s.scalar(select(User).where(User.username == check_username(username)))
+        user = s.scalar(select(User).where(User.username == name))
         if user is None:
             raise AccountError(f"No user {username!r}.")
-        user.password_hash = hash_password(check_password(password))
-        user.session_epoch += 1
+        user.password_hash = hash_password(password)
+        user_id = user.id
+        if revoke_tokens:
+            s.execute(update(ApiToken).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+                      .values(revoked_at=utcnow()))
+    sessions.end_user_sessions(db, user_id)
 
 
 def find_user(db: Database, username: str) -> User | None:
+    """The user of that name; None for a string that cannot be a username (never a query with a NUL byte, which
+    PostgreSQL refuses)."""
+    name = (username if isinstance(username, str) else "").strip().lower()
+    if not USERNAME_RE.match(name):
+        return None
     with db.session() as s:
-        return s.scalar(select(User).where(User.username == (username or "").strip().lower()))
+        return s.scalar(select(User).where(User.username == name))
 
 
 def verify_login(db: Database, username: str, password: str) -> User | None:
-    user = find_user(db, username) if isinstance(username, str) and len(username) <= 64 else None
+    user = find_user(db, username)
     if user is None or user.disabled or not user.password_hash or not isinstance(password, str) \
             or len(password) > PASSWORD_MAX:
         check_password_hash(_DUMMY_HASH, "x")  # the same time whether or not the user exists
@@ -152,6 +181,27 @@ def find_link(db: Database, token: str, kind: str) -> Invite | None:
         return link
 
 
+def accept_invite(db: Database, token: str, username: str, password: str) -> User:
+    """The account an invitation makes. The invitation is used up in the same transaction as the account is
+    created, so a refused username (taken, invalid) or password leaves it usable."""
+    name = check_username(username)
+    check_password(password, name)
+    link = find_link(db, token, "invite")
+    if link is None:
+        raise AccountError("This invitation is unknown, used or expired.")
+    try:
+        with db.session(write_lock=True) as s:
+            user = _add_user(s, name, password, link.is_staff)
+            now = utcnow()
+            used = s.execute(update(Invite).where(Invite.id == link.id, Invite.used_at.is_(None),
+                                                  Invite.expires_at >= now).values(used_at=now)).rowcount
+            if used != 1:
+                raise AccountError("This invitation was just used.")  # rolls the account back too
+            return user
+    except IntegrityError:  # the same name created at the same moment elsewhere: the invitation is untouched
+        raise AccountError(f"The username {name!r} is taken.") from None
+
+
 def use_link(db: Database, token: str, kind: str) -> Invite | None:
     """Consume a one-time link (atomically: two uses at once, one wins)."""
     link = find_link(db, token, kind)
@@ -185,11 +235,14 @@ def remove_runner(db: Database, name: str) -> bool:
 
 
 def disable_user(db: Database, username: str) -> bool:
-    """Lock an account out (its sessions and tokens stop working); False if there is no such user."""
+    """Lock an account out (its sessions end, its tokens stop working); False if there is no such user."""
     with db.session() as s:
-        n = s.execute(update(User).where(User.username == username.lower())
-                      .values(disabled=True, session_epoch=User.session_epoch + 1)).rowcount
-    return bool(n)
+        user_id = s.scalar(select(User.id).where(User.username == username.lower()))
+        if user_id is None:
+            return False
+        s.execute(update(User).where(User.id == user_id).values(disabled=True))
+    sessions.end_user_sessions(db, user_id)
+    return True
 
 
 # --- requests -------------------------------------------------------------------------------------------------
@@ -212,10 +265,14 @@ def _bearer() -> str | None:
 
 
 def current_user() -> User | None:
-    """The user of this request (cookie or bearer token), or None. A bad bearer token raises 401."""
+    """The user of this request (cookie or bearer token), or None. A bad bearer token raises 401.
+
+    ``g.credential`` names what authenticated it, ``("token", id)`` or ``("session", id)``: a long request (an
+    event stream) asks ``credential_alive`` again later, and stops once the token is revoked or the session
+    ended."""
     if "user" in g:
         return g.user
-    g.user, g.via_token = None, False
+    g.user, g.via_token, g.credential = None, False, None
     token = _bearer()
     if token is not None:
         if not token.startswith(USER_TOKEN_PREFIX):
@@ -224,7 +281,7 @@ def current_user() -> User | None:
             row = s.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
             if row is None or row.revoked_at is not None or row.user.disabled:
                 raise ApiError(401, "unauthorized", "Unknown or revoked API token.")
-            g.user, g.via_token = row.user, True
+            g.user, g.via_token, g.credential = row.user, True, ("token", row.id)
             token_id, last_used = row.id, row.last_used_at
         now = utcnow()
         if last_used is None or now - last_used > dt.timedelta(minutes=1):
@@ -233,22 +290,54 @@ def current_user() -> User | None:
             with _db().session(write_lock=True) as s:
                 s.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=now))
         return g.user
-    uid = session.get("uid")
-    if uid is not None:
-        with _db().session() as s:
-            user = s.get(User, uid)
-        if user is not None and not user.disabled and session.get("epoch") == user.session_epoch:
-            g.user = user
-        else:
+    if "sid" in session:
+        found = sessions.session_user(_db(), session.get("sid"))
+        if found is not None:
+            g.credential, g.user = ("session", found[0]), found[1]
+        else:  # logged out elsewhere, expired, or the user disabled: this cookie is nobody's now
             session.clear()
     return g.user
 
 
+def credential_alive(credential: tuple[str, int] | None) -> bool:
+    """Whether what authenticated a request (``g.credential``) still would: the token not revoked, the session
+    not ended, the user not disabled."""
+    if credential is None:
+        return False
+    kind, row_id = credential
+    if kind == "session":
+        return sessions.session_alive(_db(), row_id)
+    with _db().session() as s:
+        row = s.get(ApiToken, row_id)
+        return row is not None and row.revoked_at is None and not row.user.disabled
+
+
 def login_session(user: User) -> None:
+    """Log ``user`` in on this browser: a new server-side session (a new key, so a key planted before the login
+    is worth nothing) and a new CSRF token."""
     session.clear()
-    session["uid"], session["epoch"] = user.id, user.session_epoch
+    days = float(current_app.config["SESSION_DAYS"])
+    session["sid"] = sessions.start_session(_db(), user.id, dt.timedelta(days=days))
     session["csrf"] = secrets.token_urlsafe(24)
     session.permanent = True
+
+
+def logout_session() -> None:
+    """End this browser's session on the server (its cookie then logs nobody in, even replayed) and forget it."""
+    sessions.end_session(_db(), session.get("sid"))
+    session.clear()
+
+
+def password_login(username: str, password: str) -> User | None:
+    """The user whose password this is, or None; ``Throttled`` when this account or this address has had too
+    many wrong passwords lately (then the password is not even checked)."""
+    throttle = LoginThrottle.from_app_config(_db(), current_app.config)
+    address = request.remote_addr
+    attempt = throttle.attempt(username if isinstance(username, str) else "", address)
+    user = verify_login(_db(), username, password)
+    if user is not None:
+        throttle.succeeded(attempt, user.username, address)
+    return user
 
 
 def csrf_token() -> str:

@@ -27,7 +27,14 @@ DEFAULTS: dict[str, Any] = {
     "CLAIM_WAIT_MAX_SECONDS": 20,  # the longest long-poll a runner may ask for
     "REAPER_SECONDS": 5,  # how often each site process returns expired leases (0: never; the claim does too)
     "POLL_SECONDS": 0.5,  # SQLite: how often each process looks for changes made by others
-    "SESSION_COOKIE_SECURE": False,  # set to true behind HTTPS
+    # accounts (web/auth.py): the session cookie is sent over HTTPS only, except by the embedded default
+    # (python -m web, plain http on 127.0.0.1), which turns it off; false to try a deployment over plain http
+    "SESSION_COOKIE_SECURE": True,
+    "SESSION_DAYS": 14,  # a login lasts this long (then log in again); logout, a password change, users disable end it
+    "LOGIN_FAILURES_PER_ACCOUNT": 10,  # wrong passwords per account per LOGIN_WINDOW_SECONDS; more: 429
+    "LOGIN_FAILURES_PER_ADDRESS": 100,  # ... and per client address (a class behind one NAT shares one)
+    "LOGIN_WINDOW_SECONDS": 900,
+    "TRUSTED_PROXIES": 0,  # reverse proxies in front whose X-Forwarded-For/-Proto to believe (compose.yaml: 1)
     "PUBLIC_URL": "",  # the site's address as learners see it (for the links the admin commands print)
 }
 

@@ -5,7 +5,8 @@ machine, nothing to install or configure.
 - a runner named ``embedded`` is registered once (its token kept in ``instance/embedded-runner-token``,
   mode 0600) and started as a subprocess with the ``local`` executor: GPU-mode submissions are judged
   on this machine's GPU if it has one, else on the CPU with emulated CUDA graphs (the verdict says so);
-- a staff account ``me`` is made on first start, and every start prints a one-time login link for it.
+- a staff account ``me`` is made on first start, and every start prints a one-time login link for it;
+- it serves plain http, so the session cookie is not ``Secure`` here (everywhere else it is by default).
 
 It stops the runner when it stops. For a course, deploy the real thing instead (docs/deploy.md).
 """
@@ -70,7 +71,7 @@ def serve(host: str, port: int, *, runner: bool = True) -> int:
     from . import create_app
     from .grading import get_grading
 
-    app = create_app({"DATABASE_URL": None})
+    app = create_app({"DATABASE_URL": None, "SESSION_COOKIE_SECURE": False})  # plain http on this machine
     base = f"http://{host}:{port}"
     with_runner, runner = runner, None
     if with_runner:

@@ -13,6 +13,7 @@ saying so.
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import logging
 import os
@@ -97,6 +98,7 @@ def init_grading(app: Flask) -> Grading:
     app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     app.config["SESSION_COOKIE_SECURE"] = bool(app.config["SESSION_COOKIE_SECURE"])
     app.config["SESSION_COOKIE_NAME"] = "practice_session"
+    app.config["PERMANENT_SESSION_LIFETIME"] = dt.timedelta(days=float(app.config["SESSION_DAYS"]))
     app.url_map.converters["rowid"] = RowId
 
     @app.before_request

@@ -1,8 +1,9 @@
 """The grading server's tables. The submissions table is the queue: inserting a row is enqueueing it.
 
 A submission moves ``queued -> running -> done`` (or ``cancelled``); a lost lease moves it back to
-``queued``. Secrets (passwords, API tokens, runner tokens, invite and login links) are stored hashed only.
-The schema itself is created by Alembic (``web/migrations``); this module must agree with it (a test checks).
+``queued``. Secrets (passwords, API tokens, runner tokens, session keys, invite and login links) are stored
+hashed only. The schema itself is created by Alembic (``web/migrations``); this module must agree with it (a
+test checks).
 """
 
 from __future__ import annotations
@@ -34,8 +35,38 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(String(256))  # None: no password login yet
     is_staff: Mapped[bool] = mapped_column(Boolean, default=False)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
-    session_epoch: Mapped[int] = mapped_column(Integer, default=0)  # bumped on password change: old cookies die
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class LoginSession(Base):
+    """One login: the session cookie names it by a random key stored here as its SHA-256. Logging out, a
+    password change and ``users disable`` delete rows, and the cookies that named them stop working."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)  # sha256 hex of the cookie's session key
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime, index=True)
+
+    user: Mapped[User] = relationship(lazy="joined")
+
+
+class LoginFailure(Base):
+    """A password that was tried and was wrong (or is being checked now): the login throttle counts these
+    per account and per address over a window (``web/throttle.py``)."""
+
+    __tablename__ = "login_failures"
+    __table_args__ = (
+        Index("ix_login_failures_username_at", "username", "at"),
+        Index("ix_login_failures_address_at", "address", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(64))  # as typed (lowercased), whether or not such a user exists
+    address: Mapped[str] = mapped_column(String(64))  # the client's address (behind TRUSTED_PROXIES proxies)
+    at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class ApiToken(Base):

@@ -136,7 +136,8 @@ class Site:
     def start(self, timeout: float = 30.0) -> Site:
         self.port = self.port or free_port(range(8300, 8400))
         env = {**os.environ, "DATABASE_URL": self.database_url, "PYTHONPATH": str(ROOT),
-               "MINISGL_PRACTICE_SECRET_KEY": "test-secret", **self.env}
+               "MINISGL_PRACTICE_SECRET_KEY": "test-secret",
+               "MINISGL_PRACTICE_SESSION_COOKIE_SECURE": "false", **self.env}  # plain http (the default is Secure)
         self.log = open(self.instance / f"site-{self.port}.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),

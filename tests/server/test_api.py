@@ -177,10 +177,9 @@ def test_api_token_from_the_account_page_works_once_shown_and_can_be_revoked(app
     login = c.get("/login")
     c.post("/login", data={"username": "erin", "password": "erin-password", "csrf_token": _csrf(login.text)})
     page = c.get("/account")
-    c.post("/account/tokens", data={"name": "laptop", "csrf_token": _csrf(page.text)})
-    shown = c.get("/account").text
+    shown = c.post("/account/tokens", data={"name": "laptop", "csrf_token": _csrf(page.text)}).text
     token = re.search(r'id="new-token">(msu_[^<]+)<', shown).group(1)
-    assert token not in c.get("/account").text  # shown once
+    assert token not in c.get("/account").text  # shown once, in the answer to the POST
     anon = app.test_client()
     assert anon.get("/api/v1/submissions", headers=bearer(token)).status_code == 200
     with grading.db.session() as s:
@@ -216,15 +215,15 @@ def test_grading_status_says_whether_runners_are_here(app, accounts):
 
 @pytest.mark.parametrize("path", ["/staff/"])
 def test_staff_page_is_for_staff(app, accounts, path):
-    accounts.user("learner1", password="password-1")
-    accounts.user("boss", password="password-2", staff=True)
+    accounts.user("learner1", password="learner1-pass-phrase")
+    accounts.user("boss", password="boss-pass-phrase", staff=True)
     c = app.test_client()
     assert c.get(path).status_code == 302
     login = c.get("/login")
-    c.post("/login", data={"username": "learner1", "password": "password-1", "csrf_token": _csrf(login.text)})
+    c.post("/login", data={"username": "learner1", "password": "learner1-pass-phrase", "csrf_token": _csrf(login.text)})
     assert c.get(path).status_code == 403
     s = app.test_client()
     login = s.get("/login")
-    s.post("/login", data={"username": "boss", "password": "password-2", "csrf_token": _csrf(login.text)})
+    s.post("/login", data={"username": "boss", "password": "boss-pass-phrase", "csrf_token": _csrf(login.text)})
     page = s.get(path)
     assert page.status_code == 200 and 'id="runners"' in page.text and 'id="queue"' in page.text

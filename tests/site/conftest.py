@@ -18,7 +18,7 @@ from web import create_app
 
 @pytest.fixture(scope="session")
 def site() -> Iterator[LiveSite]:
-    app = create_app({"TESTING": True})
+    app = create_app({"TESTING": True, "SESSION_COOKIE_SECURE": False})  # plain http (the default is Secure)
     port = free_port(PORTS)
     server = make_server("127.0.0.1", port, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
