@@ -21,7 +21,8 @@ from web.models import Submission
 EX = "graph-capture-loop"
 FAST = {"MINISGL_PRACTICE_LEASE_SECONDS": "2", "MINISGL_PRACTICE_REAPER_SECONDS": "0.5",
         "MINISGL_PRACTICE_MAX_ATTEMPTS": "50", "MINISGL_PRACTICE_RATE_LIMIT": "100000",
-        "MINISGL_PRACTICE_QUEUE_CAP": "100000", "MINISGL_PRACTICE_POLL_SECONDS": "0.1"}
+        "MINISGL_PRACTICE_QUEUE_CAP": "100000", "MINISGL_PRACTICE_MAX_QUEUED_PER_USER": "100000",
+        "MINISGL_PRACTICE_POLL_SECONDS": "0.1"}
 SLEEPY = "server.sleepy:SleepyExecutor"
 
 
@@ -178,7 +179,7 @@ def _result(site, token, job, status="accepted"):
     return requests.post(f"{site.url}/api/v1/runner/jobs/{job['id']}/result",
                          headers={"Authorization": f"Bearer {token}"},
                          json={"lease_id": job["lease_id"], "verdict": {
-                             "status": status, "tests": [{"name": "t", "status": "pass" if status == "accepted"
+                             "status": status, "tests": [{"name": "test_t", "status": "pass" if status == "accepted"
                                                           else "fail"}]}}, timeout=30)
 
 
@@ -217,7 +218,7 @@ def test_8_runners_claiming_at_once_never_get_the_same_job(backend, db_url, worl
                 return
             job = r.json()["job"]
             claimed[i].append(job["id"])
-            verdict = {"status": "accepted", "tests": [{"name": "t", "status": "pass"}]}
+            verdict = {"status": "accepted", "tests": [{"name": "test_t", "status": "pass"}]}
             res = s.post(f"{w.site.url}/api/v1/runner/jobs/{job['id']}/result", timeout=30,
                          json={"lease_id": job["lease_id"], "verdict": verdict})
             if res.json() != {"stored": True}:
