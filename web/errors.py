@@ -2,7 +2,8 @@
 
 JSON errors have one shape, ``{"error": {"status": 429, "code": "rate_limited", "message": "...", "retry_after": 12}}``
 (``ERROR_SCHEMA`` in the OpenAPI document). ``ApiError`` may add a ``Retry-After`` header (429, 503; also repeated
-as ``retry_after``) and extra fields (a runner's lost lease: ``reason``); a JSON 401 carries ``WWW-Authenticate``.
+as ``retry_after``) and extra fields (a runner's lost lease: ``reason``; the wrong field of a body: ``field``); a
+JSON 401 carries ``WWW-Authenticate``. JSON bodies are parsed here (``json_object``), strictly: no NaN or Infinity.
 A database that is away answers 503 with ``Retry-After`` on every path, and the site recovers by itself.
 """
 
