@@ -33,6 +33,7 @@ from tests.server.sse import Stream, watch  # noqa: E402
 
 VERDICT = {"status": "accepted", "tests": [{"name": "test_x", "status": "pass"}]}
 ENV = {"MINISGL_PRACTICE_RATE_LIMIT": "1000000", "MINISGL_PRACTICE_QUEUE_CAP": "1000000",
+       "MINISGL_PRACTICE_MAX_QUEUED_PER_USER": "1000000",
        "MINISGL_PRACTICE_POLL_SECONDS": "0.05"}
 
 

@@ -2,7 +2,9 @@
 
 Transient failures (the site restarting, the database away: connection errors, 5xx, 503) are retried
 with a capped exponential backoff; a 401 stops the runner (a wrong or removed token); a 409 means the
-lease is lost and is reported as ``LeaseLost``.
+lease is lost and is reported as ``LeaseLost``, and so does a 403 ``not_your_lease`` (another runner claimed
+the job). A result the site refuses (400 naming the field, 413) or that is not JSON at all (a ``NaN``) is
+``ResultRefused``: posting it again would not help, and the lease still holds until it is released.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ class LeaseLost(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+class ResultRefused(Exception):
+    """The site will never take this result (the message says which field); the job is still ours to release."""
 
 
 def _error(r: requests.Response) -> dict[str, Any]:
@@ -60,7 +66,10 @@ class ServerClient:
         delay = 0.25
         while True:
             try:
-                r = self._session().post(self.base + path, json=body, timeout=timeout)
+                try:
+                    r = self._session().post(self.base + path, json=body, timeout=timeout)
+                except requests.exceptions.InvalidJSONError as e:  # NaN or Infinity: not JSON, never sent
+                    raise ResultRefused(f"{path}: the body is not JSON ({e})"[:500]) from None
                 if r.status_code == 401:
                     raise Unauthorized(_error(r).get("message", "unauthorized"))
                 if r.status_code < 500 and r.status_code != 429:
@@ -91,26 +100,34 @@ class ServerClient:
         r.raise_for_status()
         return r.json()["job"]
 
+    @staticmethod
+    def _lease_lost(r: requests.Response) -> None:
+        err = _error(r)
+        if r.status_code == 409:
+            raise LeaseLost(err.get("reason", "lost"))
+        if r.status_code == 403 and err.get("code") == "not_your_lease":
+            raise LeaseLost("not_your_lease")
+
     def heartbeat(self, job_id: int, lease_id: str) -> float:
         r = self._post(f"/jobs/{job_id}/heartbeat", {"lease_id": lease_id}, timeout=self.timeout, retry_for=5.0)
-        if r.status_code == 409:
-            raise LeaseLost(_error(r).get("reason", "lost"))
+        self._lease_lost(r)
         r.raise_for_status()
         return float(r.json()["lease_seconds"])
 
     def result(self, job_id: int, lease_id: str, verdict: dict[str, Any], judged_on: dict[str, Any],
                retry_for: float, on_retry=None) -> bool:
-        """True when stored (now or by an earlier try of ours); LeaseLost when the lease is stale."""
+        """True when stored (now or by an earlier try of ours); LeaseLost when the lease is stale; ResultRefused
+        when the site will not take this verdict."""
         r = self._post(f"/jobs/{job_id}/result", {"lease_id": lease_id, "verdict": verdict, "judged_on": judged_on},
                        timeout=self.timeout * 3, retry_for=retry_for, on_retry=on_retry)
-        if r.status_code == 409:
-            raise LeaseLost(_error(r).get("reason", "lost"))
+        self._lease_lost(r)
+        if r.status_code in (400, 413):
+            raise ResultRefused(f"HTTP {r.status_code}: {_error(r).get('message', r.text[:300])}"[:500])
         r.raise_for_status()
         return True
 
     def release(self, job_id: int, lease_id: str, *, failed: bool = False, message: str = "") -> None:
         body = {"lease_id": lease_id, "reason": "failed" if failed else "stopping", "message": message[:500]}
         r = self._post(f"/jobs/{job_id}/release", body, timeout=self.timeout, retry_for=10.0)
-        if r.status_code == 409:
-            raise LeaseLost(_error(r).get("reason", "lost"))
+        self._lease_lost(r)
         r.raise_for_status()

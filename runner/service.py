@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .client import LeaseLost, ServerClient, Unauthorized
+from .client import LeaseLost, ResultRefused, ServerClient, Unauthorized
 from .executors import Executor, Outcome, Slot
 
 log = logging.getLogger("runner")
@@ -179,6 +179,10 @@ class Service:
                          v.get("passed"), v.get("total"), judged_s, time.monotonic() - t0 - judged_s, tail)
             except LeaseLost as e:
                 log.info("%s -> %s, but the result was refused: lease %s", prefix, v.get("status"), e.reason)
+            except ResultRefused as e:  # a verdict the site will never take: hand the job back, the attempt counted
+                log.warning("%s -> %s, but the site refused the verdict (%s); handing the job back", prefix,
+                            v.get("status"), e)
+                self._release(job, f"verdict refused: {e}", failed=True)
             except (ConnectionError, Unauthorized) as e:
                 log.warning("%s -> %s, but the result could not be delivered: %s", prefix, v.get("status"), e)
         finally:

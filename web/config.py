@@ -20,6 +20,7 @@ DEFAULTS: dict[str, Any] = {
     "LEASE_SECONDS": 60,  # a claimed job's lease; runners renew it every third of it
     "MAX_ATTEMPTS": 3,  # claims before a job ends as internal_error
     "QUEUE_CAP": 200,  # queued submissions site-wide; more get 429
+    "MAX_QUEUED_PER_USER": 3,  # one learner's queued submissions; more get 429 (too_many_queued)
     "RATE_LIMIT": 10,  # submissions per user per RATE_WINDOW_SECONDS; more get 429
     "RATE_WINDOW_SECONDS": 60,
     "MAX_CODE_BYTES": 65536,  # a submission's source, UTF-8

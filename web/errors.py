@@ -2,13 +2,17 @@
 
 JSON errors have one shape, ``{"error": {"status": 429, "code": "rate_limited", "message": "...", "retry_after": 12}}``
 (``ERROR_SCHEMA`` in the OpenAPI document). ``ApiError`` may add a ``Retry-After`` header (429, 503; also repeated
-as ``retry_after``) and extra fields (a runner's lost lease: ``reason``); a JSON 401 carries ``WWW-Authenticate``.
+as ``retry_after``) and extra fields (a runner's lost lease: ``reason``; the wrong field of a body: ``field``); a
+JSON 401 carries ``WWW-Authenticate``. JSON bodies are parsed here (``json_object``), strictly: no NaN or Infinity.
 A database that is away answers 503 with ``Retry-After`` on every path, and the site recovers by itself.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import math
+from typing import Any
 
 from flask import Flask, jsonify, make_response, render_template, request
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -37,6 +41,8 @@ ERROR_SCHEMA = {
                 "reason": {"type": "string", "description": "Runner API, 409: why the lease is lost (cancelled, "
                            "lease_expired, finished, unknown_job)."},
                 "login_url": {"type": "string", "description": "Where to log in (401 from /api/v1/me)."},
+                "field": {"type": "string", "description": "400: the field of the body that is wrong, as a path "
+                          "(e.g. verdict.tests[3].ms)."},
             },
         }
     },
@@ -52,16 +58,60 @@ class ApiError(Exception):
         self.retry_after, self.extra = retry_after, extra
 
 
+class NotFinite:
+    """Where the body had ``NaN``, ``Infinity``, ``-Infinity`` or a number too large for a double (``1e999``):
+    Python's json reads them as floats that are not JSON and that no later ``json.dumps`` could write back as
+    JSON, so the parse keeps the literal instead and ``json_object`` refuses the body naming the field."""
+
+    def __init__(self, literal: str):
+        self.literal = literal
+
+
+def _float(literal: str) -> float | NotFinite:
+    value = float(literal)
+    return value if math.isfinite(value) else NotFinite(literal)
+
+
+def field_path(path: tuple[str | int, ...] | list[str | int]) -> str:
+    """``("verdict", "tests", 3, "ms")`` -> ``verdict.tests[3].ms``: how an error names a field of the body."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(the body)"
+
+
+def _not_finite(data: Any) -> tuple[str, str] | None:
+    """The first number that is not finite in ``data``: (its field path, its literal), or None. Iterative: a
+    body nested as deep as the parser allows does not overflow the stack here either."""
+    todo: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while todo:
+        value, path = todo.pop()
+        if isinstance(value, NotFinite):
+            return field_path(path), value.literal
+        if isinstance(value, dict):
+            todo.extend((v, (*path, str(k))) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            todo.extend((v, (*path, i)) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
 def json_object() -> dict:
-    """The request's JSON object body; a clear 4xx for anything else (deep nesting included)."""
+    """The request's JSON object body; a clear 4xx for anything else (deep nesting included). Numbers must be
+    finite: ``NaN``, ``Infinity`` and ``1e999`` are refused with a 400 that names the field."""
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "Send JSON (Content-Type: application/json).")
+    raw = request.get_data(cache=True)  # over the route's max_content_length: 413 here, before any parsing
     try:
-        data = request.get_json(silent=True)
-    except RecursionError:
+        data = json.loads(raw, parse_constant=NotFinite, parse_float=_float)
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise ApiError(400, "bad_json", "The body must be a JSON object.")
+    bad = _not_finite(data)
+    if bad is not None:
+        field, literal = bad
+        raise ApiError(400, "bad_number", f"{field}: {literal[:40]} is not a finite number (NaN, Infinity and "
+                       "numbers beyond a double's range are not JSON numbers).", field=field)
     return data
 
 

@@ -9,6 +9,8 @@ workers, two runners or a runner and the reaper can race and the outcome is stil
 - ``heartbeat``: extends the lease, only while the lease is the job's current one;
 - ``store_result``: ``running -> done`` with the lease; a repeat with the same lease is ignored;
 - ``release``: a runner hands a job back (shutdown) without losing an attempt;
+- a lease is bound to the runner that claimed it: heartbeat, result and release name the runner, and
+  another runner holding the lease id changes nothing (``LeaseLost("not_your_lease")``);
 - ``reap``: an expired lease goes back to ``queued``; after ``max_attempts`` claims it is ``done`` with an
   ``internal_error`` verdict, which never counts against the learner;
 - ``cancel`` / ``requeue``: the learner and staff.
@@ -45,13 +47,15 @@ class QueueConfig:
     lease_s: float = 60.0
     max_attempts: int = 3
     queue_cap: int = 200  # queued submissions, site-wide
+    max_queued_per_user: int = 3  # one learner's queued submissions
     rate_limit: int = 10  # submissions per user per window
     rate_window_s: float = 60.0
 
     @classmethod
     def from_app_config(cls, c: dict) -> QueueConfig:
         return cls(lease_s=float(c["LEASE_SECONDS"]), max_attempts=int(c["MAX_ATTEMPTS"]),
-                   queue_cap=int(c["QUEUE_CAP"]), rate_limit=int(c["RATE_LIMIT"]),
+                   queue_cap=int(c["QUEUE_CAP"]),
+                   max_queued_per_user=int(c["MAX_QUEUED_PER_USER"]), rate_limit=int(c["RATE_LIMIT"]),
                    rate_window_s=float(c["RATE_WINDOW_SECONDS"]))
 
 
@@ -63,8 +67,12 @@ class Refused(Exception):
         self.code, self.message, self.retry_after = code, message, retry_after
 
 
+NOT_YOURS = "not_your_lease"  # LeaseLost's reason when the lease is current but another runner claimed it
+
+
 class LeaseLost(Exception):
-    """The lease is not (or no longer) the job's current one: ``reason`` says why."""
+    """The lease is not (or no longer) the job's current one, or not this runner's: ``reason`` says why
+    (``unknown_job``, ``cancelled``, ``lease_expired``, ``finished``, ``not_your_lease``)."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -114,6 +122,12 @@ class Queue:
                 wait = (recent[len(recent) - self.config.rate_limit] + window - now).total_seconds()
                 raise Refused("rate_limited", f"At most {self.config.rate_limit} submissions per "
                               f"{self.config.rate_window_s:g} s: wait a little.", max(1, math.ceil(wait)))
+            mine = s.scalar(select(func.count()).select_from(Submission).where(
+                Submission.user_id == user_id, Submission.state == QUEUED))
+            if mine >= self.config.max_queued_per_user:
+                raise Refused("too_many_queued", f"You have {mine} submissions waiting in the queue, the most one "
+                              f"learner may have at once ({self.config.max_queued_per_user}): wait for one to be "
+                              "judged, or cancel one, then submit again.", 10)
             queued = s.scalar(select(func.count()).select_from(Submission).where(Submission.state == QUEUED))
             if queued >= self.config.queue_cap:
                 raise Refused("queue_full", f"The queue is full ({queued} submissions waiting). Try again later.",
@@ -168,10 +182,13 @@ class Queue:
             return Job(id=sub_id, lease_id=lease, lease_s=self.config.lease_s, exercise=row.exercise,
                        mode=row.mode, run_only=row.run_only, code=row.code, attempt=row.attempts)
 
-    def _why_lost(self, s, sub_id: int, lease_id: str) -> str:
-        row = s.execute(select(Submission.state, Submission.lease_id).where(Submission.id == sub_id)).first()
+    def _why_lost(self, s, sub_id: int, lease_id: str, runner_id: int) -> str:
+        row = s.execute(select(Submission.state, Submission.lease_id, Submission.runner_id)
+                        .where(Submission.id == sub_id)).first()
         if row is None:
             return "unknown_job"
+        if row.lease_id == lease_id and row.runner_id != runner_id:
+            return NOT_YOURS  # another runner's lease: this one may not touch it, whatever its state
         if row.state == CANCELLED:
             return "cancelled"
         if row.lease_id != lease_id:
@@ -180,22 +197,24 @@ class Queue:
             return "finished"
         return "lease_expired"
 
-    def heartbeat(self, sub_id: int, lease_id: str) -> float:
-        """Extend the lease; returns its new length in seconds. LeaseLost when it is not the current one."""
+    def heartbeat(self, sub_id: int, lease_id: str, runner_id: int) -> float:
+        """Extend the lease; returns its new length in seconds. LeaseLost when it is not the current one, or
+        not the one runner ``runner_id`` claimed."""
         now = utcnow()
         with self.db.session() as s:
             n = s.execute(update(Submission).where(
                 Submission.id == sub_id, Submission.state == RUNNING, Submission.lease_id == lease_id,
-                Submission.lease_expires_at >= now,
+                Submission.runner_id == runner_id, Submission.lease_expires_at >= now,
             ).values(lease_expires_at=now + dt.timedelta(seconds=self.config.lease_s), heartbeat_at=now)).rowcount
             if n != 1:
-                raise LeaseLost(self._why_lost(s, sub_id, lease_id))
+                raise LeaseLost(self._why_lost(s, sub_id, lease_id, runner_id))
             return self.config.lease_s
 
-    def store_result(self, sub_id: int, lease_id: str, verdict: dict[str, Any],
+    def store_result(self, sub_id: int, lease_id: str, runner_id: int, verdict: dict[str, Any],
                      judged_on: dict[str, Any] | None = None) -> bool:
         """Store the verdict once. True: stored now; False: the same lease had stored it already.
-        LeaseLost: the lease is stale (requeued, claimed by another runner, or cancelled).
+        LeaseLost: the lease is stale (requeued, claimed by another runner, or cancelled), or it is not the
+        lease of runner ``runner_id`` (``not_your_lease``).
 
         A result with the current lease is taken even if the lease expired a moment ago, as long as the
         reaper has not handed the job to anyone else (the lease id is still the job's)."""
@@ -203,29 +222,30 @@ class Queue:
         with self.db.session() as s:
             n = s.execute(update(Submission).where(
                 Submission.id == sub_id, Submission.state == RUNNING, Submission.lease_id == lease_id,
+                Submission.runner_id == runner_id,
             ).values(state=DONE, result=str(verdict.get("status", "")), verdict=json.dumps(verdict),
                      judged_on=json.dumps(judged_on) if judged_on is not None else None,
                      finished_at=now, updated_at=now)).rowcount
             if n == 1:
                 changed(s, self.db, self.hub)
                 return True
-            why = self._why_lost(s, sub_id, lease_id)
+            why = self._why_lost(s, sub_id, lease_id, runner_id)
             if why == "finished":
                 return False
             raise LeaseLost(why)
 
-    def release(self, sub_id: int, lease_id: str, *, failed: bool = False) -> str:
+    def release(self, sub_id: int, lease_id: str, runner_id: int, *, failed: bool = False) -> str:
         """A runner hands a job back unjudged. Stopping (``failed=False``): queued again, the attempt not
         counted. Its sandbox failed (``failed=True``): the attempt counts, and the last one ends the job as
-        internal_error. Returns the job's state afterwards."""
+        internal_error. Returns the job's state afterwards. LeaseLost as for ``heartbeat``."""
         now = utcnow()
         with self.db.session(write_lock=True) as s:
+            held = (Submission.id == sub_id, Submission.state == RUNNING, Submission.lease_id == lease_id,
+                    Submission.runner_id == runner_id)
             row = s.execute(select(Submission.attempts, Submission.exercise, Submission.mode, Submission.run_only)
-                            .where(Submission.id == sub_id, Submission.state == RUNNING,
-                                   Submission.lease_id == lease_id)).first()
+                            .where(*held)).first()
             if row is None:
-                raise LeaseLost(self._why_lost(s, sub_id, lease_id))
-            held = (Submission.id == sub_id, Submission.state == RUNNING, Submission.lease_id == lease_id)
+                raise LeaseLost(self._why_lost(s, sub_id, lease_id, runner_id))
             if failed and row.attempts >= self.config.max_attempts:
                 v = gave_up_verdict(row.exercise, row.mode, row.run_only, row.attempts)
                 s.execute(update(Submission).where(*held).values(

@@ -5,9 +5,14 @@
 - ``POST /jobs/<id>/heartbeat`` ``{"lease_id"}``: 200 with the lease's new length; 409 once it is lost
   (``reason``: ``cancelled``, ``lease_expired``, ``finished``).
 - ``POST /jobs/<id>/result`` ``{"lease_id", "verdict", "judged_on"}``: 200 ``{"stored": true}``; a repeat with
-  the same lease: 200 ``{"stored": false}``; a stale lease: 409.
+  the same lease: 200 ``{"stored": false}``; a stale lease: 409. The verdict is checked first
+  (``web/results.py``): a 400 names the field (``error.field``, e.g. ``verdict.tests[3].ms``) and changes
+  nothing, so the lease still holds: the runner may post a corrected result, or release the job (``failed``).
 - ``POST /jobs/<id>/release`` ``{"lease_id", "reason": "stopping"|"failed", "message"}``: hand a job back
   unjudged; ``stopping`` costs no attempt, ``failed`` (the runner's sandbox broke) does.
+
+A lease is bound to the runner that claimed it: another runner's token with that lease id gets 403
+``not_your_lease`` on heartbeat, result and release, and nothing changes.
 """
 
 from __future__ import annotations
@@ -20,17 +25,16 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, request
 from sqlalchemy import update
 
-from judge.verdict import STATUSES, TEST_STATUSES, Verdict
-
 from .auth import require_runner
 from .db import utcnow
 from .errors import ApiError, json_object_or_empty
 from .grading import Grading, ready_grading
 from .models import SUBMISSION_MODES, Runner
-from .queue import LeaseLost
+from .queue import NOT_YOURS, LeaseLost
+from .results import checked_verdict
 
 bp = Blueprint("runners", __name__, url_prefix="/api/v1/runner")
-MAX_RESULT_BYTES = 4 * 2**20  # a verdict caps each test's output and message; this bounds the whole
+MAX_RESULT_BYTES = 2**20  # a whole request; the judge caps each text at 4000 characters, web/results.py at 64 Ki
 
 
 @bp.before_request
@@ -53,7 +57,10 @@ def _leased() -> tuple[Grading, dict[str, Any], str]:
     return grading, data, lease
 
 
-def _lost(e: LeaseLost, message: str) -> ApiError:
+def _lost(e: LeaseLost, job_id: int, message: str) -> ApiError:
+    if e.reason == NOT_YOURS:
+        return ApiError(403, NOT_YOURS, f"Job {job_id} was claimed by another runner: this runner may not act on "
+                        "its lease. Nothing was changed.")
     return ApiError(409, "lease_lost", message, reason=e.reason)
 
 
@@ -112,41 +119,27 @@ def heartbeat(job_id: int):
     grading, _, lease = _leased()
     _seen(grading, g.runner)
     try:
-        seconds = grading.queue.heartbeat(job_id, lease)
+        seconds = grading.queue.heartbeat(job_id, lease, g.runner.id)
     except LeaseLost as e:
-        raise _lost(e, f"Job {job_id}: the lease is lost ({e.reason}); stop working on it.") from None
+        raise _lost(e, job_id, f"Job {job_id}: the lease is lost ({e.reason}); stop working on it.") from None
     return {"lease_seconds": seconds}
-
-
-def _verdict(data: dict[str, Any]) -> dict[str, Any]:
-    raw = data.get("verdict")
-    if not isinstance(raw, dict):
-        raise ApiError(400, "bad_verdict", "'verdict' must be a verdict object (judge/verdict.schema.json).")
-    try:
-        v = Verdict.from_dict(raw)
-    except (KeyError, TypeError, ValueError) as e:
-        raise ApiError(400, "bad_verdict", f"The verdict does not parse: {type(e).__name__}: {e}"[:300]) from None
-    if v.status not in STATUSES:
-        raise ApiError(400, "bad_verdict", f"Unknown verdict status {v.status!r}.")
-    if any(t.status not in TEST_STATUSES for t in v.tests):
-        raise ApiError(400, "bad_verdict", f"A test's status must be one of {list(TEST_STATUSES)}.")
-    return v.finalize().to_dict()  # the counts and the status agree with the tests (nothing passed: not accepted)
 
 
 @bp.post("/jobs/<rowid:job_id>/result")
 @require_runner
 def result(job_id: int):
     grading, data, lease = _leased()
-    verdict = _verdict(data)
+    verdict = checked_verdict(data.get("verdict"))
     judged_on = data.get("judged_on")
     if judged_on is not None and (not isinstance(judged_on, dict) or len(json.dumps(judged_on)) > 4096):
-        raise ApiError(400, "bad_judged_on", "'judged_on' must be a small object (runner, gpu, device).")
+        raise ApiError(400, "bad_judged_on", "'judged_on' must be a small object (runner, gpu, device).",
+                       field="judged_on")
     judged_on = {**(judged_on or {}), "runner": g.runner.name}
     _seen(grading, g.runner)
     try:
-        stored = grading.queue.store_result(job_id, lease, verdict, judged_on)
+        stored = grading.queue.store_result(job_id, lease, g.runner.id, verdict, judged_on)
     except LeaseLost as e:
-        raise _lost(e, f"Job {job_id}: this lease is stale ({e.reason}); the result was not stored.") from None
+        raise _lost(e, job_id, f"Job {job_id}: this lease is stale ({e.reason}); the result was not stored.") from None
     return {"stored": stored}
 
 
@@ -161,7 +154,7 @@ def release(job_id: int):
     if not isinstance(message, str):
         raise ApiError(400, "bad_message", "'message' must be a string.")
     try:
-        state = grading.queue.release(job_id, lease, failed=reason == "failed")
+        state = grading.queue.release(job_id, lease, g.runner.id, failed=reason == "failed")
     except LeaseLost as e:
-        raise _lost(e, f"Job {job_id}: the lease is lost ({e.reason}).") from None
+        raise _lost(e, job_id, f"Job {job_id}: the lease is lost ({e.reason}).") from None
     return {"released": True, "status": state}

@@ -1,8 +1,9 @@
 """The learner API of the grading server, under ``/api/v1``.
 
 - ``POST /submissions``: ``{"exercise", "code", "mode": "gpu"|"cpu", "run": false}``: 201 with the
-  submission; 413 for code over ``MAX_CODE_BYTES``; 429 + ``Retry-After`` over the per-user rate limit or
-  the queue cap; 503 + ``Retry-After`` while intake is paused.
+  submission; 413 for code over ``MAX_CODE_BYTES``; 429 + ``Retry-After`` over the per-user rate limit,
+  over ``MAX_QUEUED_PER_USER`` of the learner's submissions waiting, or the site-wide queue cap; 503 +
+  ``Retry-After`` while intake is paused.
 - ``GET /submissions`` (yours; staff: ``?all=1``), ``GET /submissions/<id>``: status, queue position, verdict.
 - ``GET /submissions/<id>/events``: Server-Sent Events ``queued`` (with position), ``running``, then
   ``done`` (with the verdict) or ``cancelled``; a ``: heartbeat`` comment every ``SSE_HEARTBEAT_SECONDS``.

@@ -265,7 +265,8 @@ def mutant_code(slug: str = "graph-capture-loop", name: str = "no_warm_up") -> s
 EX = "graph-capture-loop"
 FAST = {"MINISGL_PRACTICE_LEASE_SECONDS": "2", "MINISGL_PRACTICE_REAPER_SECONDS": "0.5",
         "MINISGL_PRACTICE_MAX_ATTEMPTS": "50", "MINISGL_PRACTICE_RATE_LIMIT": "100000",
-        "MINISGL_PRACTICE_QUEUE_CAP": "100000", "MINISGL_PRACTICE_POLL_SECONDS": "0.1"}
+        "MINISGL_PRACTICE_QUEUE_CAP": "100000", "MINISGL_PRACTICE_MAX_QUEUED_PER_USER": "100000",
+        "MINISGL_PRACTICE_POLL_SECONDS": "0.1"}
 SLEEPY = "tests.server.sleepy:SleepyExecutor"  # a runner executor that only sleeps
 
 

@@ -2,6 +2,8 @@
 that names the job's code and this execution (a nonce), so a test can tell which execution's result was
 stored; with ``SLEEPY_STARTED`` set to a folder, it first touches a file named after the job there, so a
 test knows the runner holds the job (a row marked running only says the server answered the claim).
+A job whose code says ``bad-verdict`` gets a verdict outside the schema (``"metrics": [1]``), one that says
+``nan-verdict`` a metric that is NaN (not JSON at all): what a broken runner would post.
 ``python -m runner --executor tests.server.sleepy:SleepyExecutor`` (the repository on PYTHONPATH).
 
 The judging itself is tested with the real executors elsewhere; the subject here is the queue: leases,
@@ -10,6 +12,7 @@ kills, restarts, retries.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import threading
@@ -36,4 +39,8 @@ class SleepyExecutor(Executor):
         verdict = {"status": "accepted", "exercise": job["exercise"], "mode": "local",
                    "message": f"{job['code']}|{uuid.uuid4().hex}",
                    "tests": [{"name": "test_sleep", "status": "pass"}]}
+        if "bad-verdict" in job["code"]:
+            verdict["metrics"] = [1]
+        if "nan-verdict" in job["code"]:
+            verdict["metrics"] = {"decode_ms": math.nan}
         return Outcome(verdict, self.judged_on(job, slot))

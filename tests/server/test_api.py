@@ -56,7 +56,7 @@ def test_events_stream_queued_running_done_and_heartbeats(app, accounts):
     job = c.post("/api/v1/runner/claim", json={"modes": ["gpu"]}, headers=bearer(rtok)).json["job"]
     c.post(f"/api/v1/runner/jobs/{sid}/result", headers=bearer(rtok),
            json={"lease_id": job["lease_id"], "verdict": {"status": "wrong_answer", "tests": [
-               {"name": "t", "status": "fail", "message": "tokens differ"}]}})
+               {"name": "test_t", "status": "fail", "message": "tokens differ"}]}})
     r = c.get(f"/api/v1/submissions/{sid}/events", headers=bearer(tok))
     assert r.mimetype == "text/event-stream" and r.headers["Cache-Control"] == "no-cache"
     events = [b for b in r.get_data(as_text=True).split("\n\n") if b.startswith("id:")]

@@ -127,7 +127,7 @@ def _result(site, token, job, status="accepted"):
     return requests.post(f"{site.url}/api/v1/runner/jobs/{job['id']}/result",
                          headers={"Authorization": f"Bearer {token}"},
                          json={"lease_id": job["lease_id"], "verdict": {
-                             "status": status, "tests": [{"name": "t", "status": "pass" if status == "accepted"
+                             "status": status, "tests": [{"name": "test_t", "status": "pass" if status == "accepted"
                                                           else "fail"}]}}, timeout=30)
 
 
@@ -166,7 +166,7 @@ def test_8_runners_claiming_at_once_never_get_the_same_job(backend, db_url, worl
                 return
             job = r.json()["job"]
             claimed[i].append(job["id"])
-            verdict = {"status": "accepted", "tests": [{"name": "t", "status": "pass"}]}
+            verdict = {"status": "accepted", "tests": [{"name": "test_t", "status": "pass"}]}
             res = s.post(f"{w.site.url}/api/v1/runner/jobs/{job['id']}/result", timeout=30,
                          json={"lease_id": job["lease_id"], "verdict": verdict})
             if res.json() != {"stored": True}:

@@ -62,18 +62,18 @@ def test_result_is_stored_once_and_a_stale_lease_is_refused(grading, accounts):
     uid, rid = _user(accounts, grading), _runner(accounts, grading)
     sub = q.enqueue(uid, "graph-capture-loop", "gpu", "x = 1")
     job = q.claim(rid, ["gpu"])
-    assert q.heartbeat(job.id, job.lease_id) == q.config.lease_s
-    assert q.store_result(job.id, job.lease_id, VERDICT, {"gpu": "X"}) is True
-    assert q.store_result(job.id, job.lease_id, {**VERDICT, "status": "wrong_answer"}) is False  # ignored
+    assert q.heartbeat(job.id, job.lease_id, rid) == q.config.lease_s
+    assert q.store_result(job.id, job.lease_id, rid, VERDICT, {"gpu": "X"}) is True
+    assert q.store_result(job.id, job.lease_id, rid, {**VERDICT, "status": "wrong_answer"}) is False  # ignored
     with grading.db.session() as s:
         row = s.get(Submission, sub.id)
         assert (row.state, row.result, json.loads(row.verdict)["status"]) == ("done", "accepted", "accepted")
         assert row.finished_at is not None
     with pytest.raises(LeaseLost) as e:
-        q.store_result(job.id, "not-the-lease", VERDICT)
+        q.store_result(job.id, "not-the-lease", rid, VERDICT)
     assert e.value.reason == "lease_expired"
     with pytest.raises(LeaseLost) as e:
-        q.heartbeat(job.id, job.lease_id)
+        q.heartbeat(job.id, job.lease_id, rid)
     assert e.value.reason == "finished"
 
 
@@ -85,13 +85,13 @@ def test_an_expired_lease_goes_back_to_the_queue_and_the_old_runner_is_refused(g
     old = q.claim(r1, ["gpu"])
     _expire(grading, sub.id)
     with pytest.raises(LeaseLost):
-        q.heartbeat(old.id, old.lease_id)  # expired: no renewing it
+        q.heartbeat(old.id, old.lease_id, r1)  # expired: no renewing it
     assert q.reap() == (1, 0)
     new = q.claim(r2, ["gpu"])
     assert new.id == sub.id and new.lease_id != old.lease_id and new.attempt == 2
     with pytest.raises(LeaseLost):
-        q.store_result(old.id, old.lease_id, VERDICT)
-    assert q.store_result(new.id, new.lease_id, VERDICT) is True
+        q.store_result(old.id, old.lease_id, r1, VERDICT)
+    assert q.store_result(new.id, new.lease_id, r2, VERDICT) is True
 
 
 def test_a_late_result_with_the_current_lease_is_taken_before_the_reaper_runs(grading, accounts):
@@ -100,7 +100,7 @@ def test_a_late_result_with_the_current_lease_is_taken_before_the_reaper_runs(gr
     sub = q.enqueue(uid, "graph-capture-loop", "gpu", "x = 1")
     job = q.claim(rid, ["gpu"])
     _expire(grading, sub.id)
-    assert q.store_result(job.id, job.lease_id, VERDICT) is True
+    assert q.store_result(job.id, job.lease_id, rid, VERDICT) is True
     assert q.reap() == (0, 0)
 
 
@@ -126,12 +126,12 @@ def test_release_when_stopping_costs_no_attempt_but_a_failure_does(grading, acco
     uid, rid = _user(accounts, grading), _runner(accounts, grading)
     sub = q.enqueue(uid, "graph-capture-loop", "gpu", "x = 1")
     job = q.claim(rid, ["gpu"])
-    assert q.release(job.id, job.lease_id) == "queued"
+    assert q.release(job.id, job.lease_id, rid) == "queued"
     states = []
     for attempt in range(1, q.config.max_attempts + 1):
         job = q.claim(rid, ["gpu"])
         assert job.attempt == attempt
-        states.append(q.release(job.id, job.lease_id, failed=True))
+        states.append(q.release(job.id, job.lease_id, rid, failed=True))
     assert states == ["queued"] * (q.config.max_attempts - 1) + ["done"]
     with grading.db.session() as s:
         assert s.get(Submission, sub.id).result == "internal_error"
@@ -147,10 +147,10 @@ def test_cancel_and_requeue(grading, accounts):
     assert job.id == b.id
     assert q.cancel(b.id) == "cancelled"
     with pytest.raises(LeaseLost) as e:
-        q.heartbeat(job.id, job.lease_id)
+        q.heartbeat(job.id, job.lease_id, rid)
     assert e.value.reason == "cancelled"
     with pytest.raises(LeaseLost):
-        q.store_result(job.id, job.lease_id, VERDICT)
+        q.store_result(job.id, job.lease_id, rid, VERDICT)
     assert q.requeue(b.id)
     again = q.claim(rid, ["gpu"])
     assert (again.id, again.attempt) == (b.id, 1)
@@ -182,7 +182,7 @@ def test_concurrent_claims_in_threads_never_hand_out_a_job_twice(grading, accoun
     q = grading.queue
     uid = _user(accounts, grading)
     rids = [_runner(accounts, grading, f"r{i}") for i in range(8)]
-    q.config.rate_limit = q.config.queue_cap = 1000
+    q.config.rate_limit = q.config.queue_cap = q.config.max_queued_per_user = 1000
     ids = {q.enqueue(uid, "graph-capture-loop", "gpu", f"x = {i}").id for i in range(80)}
     got: list[int] = []
     lock = threading.Lock()

@@ -55,13 +55,21 @@ def test_another_learners_submission_is_not_found(world):
         assert (r.status_code, r.json["error"]["code"]) == (404, "not_found")
 
 
-def _cases(sid: int) -> list[tuple]:
-    """(who, method, path, kwargs, expected status)"""
+def _cases(sid: int, lease: str = "abc") -> list[tuple]:
+    """(who, method, path, kwargs, expected status); ``lease`` is runner r1's lease on job ``sid``."""
     sub = "/api/v1/submissions"
     claim = "/api/v1/runner/claim"
     job = f"/api/v1/runner/jobs/{sid}"
     big = "x" * (65536 + 1)
     ok = {"exercise": "graph-capture-loop", "code": "x = 1", "mode": "gpu"}
+    good = {"status": "accepted", "tests": [{"name": "test_a", "status": "pass"}]}
+
+    def raw(text: str) -> dict:
+        return {"data": text, "content_type": "application/json"}
+
+    def verdict(**fields) -> dict:
+        return {"json": {"lease_id": lease, "verdict": {**good, **fields}}}
+
     return [
         ("learner", "POST", sub, {"data": "not json", "content_type": "application/json"}, 400),
         ("learner", "POST", sub, {"data": "{\"exercise\": ", "content_type": "application/json"}, 400),
@@ -138,13 +146,55 @@ def _cases(sid: int) -> list[tuple]:
         ("runner", "POST", "/api/v1/runner/jobs/abc/result", {"json": {}}, 404),
         ("anyone", "GET", "/api/v1/runner/nothing", {}, 404),
         ("anyone", "POST", "/api/v1/grading", {}, 405),
+        # issue 17: numbers that are not JSON, a learner over the queued cap, another runner's lease, results outside
+        # the verdict schema (each named by its field), an oversized result
+        ("learner", "POST", sub, raw('{"exercise": "graph-capture-loop", "code": "x", "mode": "gpu", "run": NaN}'),
+         400),
+        ("learner", "POST", sub, raw('{"exercise": "graph-capture-loop", "code": "x", "mode": "gpu", "run": 1e999}'),
+         400),
+        ("learner", "POST", sub, raw('{"exercise": Infinity}'), 400),
+        ("carol", "POST", sub, {"json": ok}, 429),
+        ("runner2", "POST", f"{job}/heartbeat", {"json": {"lease_id": lease}}, 403),
+        ("runner2", "POST", f"{job}/result", {"json": {"lease_id": lease, "verdict": good}}, 403),
+        ("runner2", "POST", f"{job}/release", {"json": {"lease_id": lease, "reason": "failed"}}, 403),
+        ("runner", "POST", f"{job}/heartbeat", raw(f'{{"lease_id": "{lease}", "pad": NaN}}'), 400),
+        ("runner", "POST", f"{job}/release", raw(f'{{"lease_id": "{lease}", "reason": "failed", "x": -Infinity}}'),
+         400),
+        ("runner", "POST", claim, raw('{"modes": ["gpu"], "wait": NaN}'), 400),
+        ("runner", "POST", f"{job}/result", verdict(metrics=[1]), 400),
+        ("runner", "POST", f"{job}/result", verdict(metrics={"m": "x"}), 400),
+        ("runner", "POST", f"{job}/result", verdict(env=[1]), 400),
+        ("runner", "POST", f"{job}/result", verdict(env={"device": "tpu"}), 400),
+        ("runner", "POST", f"{job}/result", verdict(trust="x"), 400),
+        ("runner", "POST", f"{job}/result", verdict(trust={"level": "x", "measures": "all"}), 400),
+        ("runner", "POST", f"{job}/result", verdict(seed="7"), 400),
+        ("runner", "POST", f"{job}/result", verdict(seed=2**64), 400),
+        ("runner", "POST", f"{job}/result", verdict(ms=-5), 400),
+        ("runner", "POST", f"{job}/result", verdict(version=99), 400),
+        ("runner", "POST", f"{job}/result", verdict(extra=1), 400),
+        ("runner", "POST", f"{job}/result", verdict(tests=[{"name": "t", "status": "pass"}]), 400),
+        ("runner", "POST", f"{job}/result", verdict(tests=[{"name": "test_a", "status": "pass", "ms": "slow"}]), 400),
+        ("runner", "POST", f"{job}/result", verdict(tests=[None]), 400),
+        ("runner", "POST", f"{job}/result", verdict(output="o" * 70000), 400),
+        ("runner", "POST", f"{job}/result", raw(f'{{"lease_id": "{lease}", "verdict": {{"status": "accepted", '
+                                                '"seed": 1e999}}'), 400),
+        ("runner", "POST", f"{job}/result", raw(f'{{"lease_id": "{lease}", "verdict": {{"status": "accepted", '
+                                                '"tests": [{"name": "test_a", "status": "pass", "ms": NaN}]}}}}'), 400),
+        ("runner", "POST", f"{job}/result", verdict(tests=[{"name": "test_a", "status": "pass",
+                                                            "output": "o" * 3_000_000}]), 413),
     ]
 
 
-def test_malformed_and_oversized_requests_get_a_4xx_json_error(world):
+def test_malformed_and_oversized_requests_get_a_4xx_json_error(world, accounts, grading):
     c, alice, _bob, runner, sid = world
-    tokens = {"learner": alice, "runner": runner, "anyone": None}
-    cases = _cases(sid)
+    lease = c.post("/api/v1/runner/claim", json={"modes": ["gpu"]},
+                   headers={"Authorization": f"Bearer {runner}"}).json["job"]["lease_id"]
+    carol = accounts.user("carol")  # her queue is full: MAX_QUEUED_PER_USER (3) submissions waiting
+    for i in range(grading.queue.config.max_queued_per_user):
+        assert c.post("/api/v1/submissions", json={"exercise": "graph-capture-loop", "code": f"x = {i}", "mode": "gpu"},
+                      headers={"Authorization": f"Bearer {carol}"}).status_code == 201
+    tokens = {"learner": alice, "runner": runner, "anyone": None, "carol": carol, "runner2": accounts.runner("r2")}
+    cases = _cases(sid, lease)
     assert len(cases) >= 40
     failures = []
     for who, method, path, kw, want in cases:

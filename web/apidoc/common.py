@@ -14,7 +14,8 @@ _ERROR_TEXT = {
     413: "The code is over the size limit (MAX_CODE_BYTES).",
     414: "The query string is too long.",
     415: "The body is not JSON.",
-    429: "Over the per-user rate limit, or the queue is full: wait Retry-After seconds.",
+    429: "Over the per-user rate limit (rate_limited), too many of your submissions waiting (too_many_queued, "
+         "MAX_QUEUED_PER_USER), or the queue is full (queue_full): wait Retry-After seconds.",
     503: "Intake is paused, the database is away or not migrated: wait Retry-After seconds.",
 }
 BEARER = [{"bearerAuth": []}, {"sessionCookie": []}]

@@ -11,7 +11,13 @@ _RUNNER = [{"runnerToken": []}]
 _JOB = {"name": "job_id", "in": "path", "required": True,
         "schema": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}, "description": "The job's id."}
 _R409 = {404: "A malformed job id.",
+         403: "The lease is another runner's (error.code: not_your_lease): nothing was changed.",
          409: "The lease is lost (error.reason: cancelled, lease_expired, finished, unknown_job): stop working on it."}
+_RESULT = {**_R409,
+           400: "A malformed body, or a verdict outside judge/verdict.schema.json or the site's bounds "
+                "(web/results.py); error.field names the field (e.g. verdict.tests[3].ms). Nothing was changed: "
+                "the lease still holds.",
+           413: "The body is over 1 MiB."}
 
 
 def _body(ref: str) -> dict[str, Any]:
@@ -30,21 +36,21 @@ PATHS: dict[str, Any] = {
         "summary": "Extend the job's lease.",
         "responses": {"200": {"description": "The lease's new length.", "content": {"application/json": {
             "schema": {"type": "object", "properties": {"lease_seconds": {"type": "number"}}}}}},
-            **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
+            **errors_doc(400, 401, 403, 404, 409, 413, 414, 503, text=_R409)},
     }},
     "/api/v1/runner/jobs/{job_id}/result": {"post": {
         "operationId": "postResult", "security": _RUNNER, "parameters": [_JOB], "requestBody": _body("Result"),
         "summary": "Store the verdict, once: a repeat with the same lease answers stored=false.",
         "responses": {"200": {"description": "Stored now (true) or already (false).", "content": {"application/json": {
             "schema": {"type": "object", "properties": {"stored": {"type": "boolean"}}}}}},
-            **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
+            **errors_doc(400, 401, 403, 404, 409, 413, 414, 503, text=_RESULT)},
     }},
     "/api/v1/runner/jobs/{job_id}/release": {"post": {
         "operationId": "releaseJob", "security": _RUNNER, "parameters": [_JOB], "requestBody": _body("Release"),
         "summary": "Hand a job back unjudged: stopping (no attempt counted) or failed (the runner's sandbox broke).",
         "responses": {"200": {"description": "Back in the queue (or ended, after the last attempt).",
                               "content": {"application/json": {"schema": {"type": "object"}}}},
-                      **errors_doc(400, 401, 404, 409, 413, 414, 503, text=_R409)},
+                      **errors_doc(400, 401, 403, 404, 409, 413, 414, 503, text=_R409)},
     }},
 }
 
