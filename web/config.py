@@ -29,6 +29,7 @@ DEFAULTS: dict[str, Any] = {
     "POLL_SECONDS": 0.5,  # SQLite: how often each process looks for changes made by others
     "SESSION_COOKIE_SECURE": False,  # set to true behind HTTPS
     "PUBLIC_URL": "",  # the site's address as learners see it (for the links the admin commands print)
+    "HSTS_SECONDS": 31536000,  # Strict-Transport-Security's max-age when served over HTTPS (web/headers.py); 0: never
 }
 
 
