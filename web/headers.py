@@ -51,7 +51,7 @@ PAGE_DIRECTIVES: dict[str, str] = {
     "default-src": "'self'",
     "script-src": "'self'",
     "style-src": "'self'",
-    "img-src": "'self' data:",
+    "img-src": "'self' data:",  # data: CodeMirror's lint underline is an SVG data URL
     "font-src": "'self'",
     "connect-src": "'self'",
     "worker-src": "'self'",

@@ -143,7 +143,8 @@ def test_every_page_and_judging_run_under_the_policy_with_no_violation(watched):
     ctx, guard, site, links, reports = watched
     page = ctx.new_page()
     # logged out
-    for path in ("/", "/api/v1/openapi.json", f"/invite/{links['invite']}", f"/login/link/{links['login']}"):
+    for path in ("/", "/exercises/", "/api/v1/openapi.json", f"/invite/{links['invite']}",
+                 f"/login/link/{links['login']}"):
         visit(page, site(path), guard=guard)
     visit(page, site("/exercises/no-such-exercise"), 404, guard)
     visit(page, site("/staff/"), guard=guard)  # redirected to log in
