@@ -40,6 +40,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from .catalog import CatalogCache
     from .errors import error_response, register_errors
     from .grading import init_grading
+    from .headers import init_headers
     from .openapi import bp as openapi_bp
 
     app.extensions["minisgl.catalog"] = CatalogCache(app.config.get("EXERCISES_DIR"))
@@ -66,13 +67,5 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.register_blueprint(bp)
     register_commands(app)
 
-    @app.after_request
-    def isolation_headers(response):
-        # cross-origin isolation: SharedArrayBuffer, so the judge worker can be interrupted
-        # (pyodide.setInterruptBuffer); every asset is served by the site itself
-        response.headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
-        response.headers.setdefault("Cross-Origin-Embedder-Policy", "require-corp")
-        response.headers.setdefault("Cross-Origin-Resource-Policy", "same-origin")
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        return response
+    init_headers(app)  # COOP/COEP, the Content-Security-Policy, HSTS ... on every response
     return app

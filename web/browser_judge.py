@@ -8,7 +8,8 @@
                                   so they are cached for a year, immutable
 
 The built tree is ``BROWSER_SITE`` (default ``.cache/browser/site`` of the checkout). Every response also gets
-the app's cross-origin isolation headers (COOP/COEP), which the worker's interrupt buffer needs.
+the app's cross-origin isolation headers (COOP/COEP), which the worker's interrupt buffer needs, and its
+Content-Security-Policy; the worker's script gets the worker's own policy (web/headers.py).
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from pathlib import Path
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, send_from_directory
 
+from .headers import worker_policy
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 JS_DIR = REPO_ROOT / "browser" / "js"  # the browser runtime's scripts (the package ``browser``); served as they are
 JS_FILES = ("client.mjs", "supervisor.mjs", "worker.mjs", "core.mjs", "glue.py")  # what a page loads
+WORKER = "worker.mjs"  # the Web Worker's script: served with web/headers.py's worker_policy()
 MIME = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm",
         ".whl": "application/zip", ".zip": "application/zip", ".json": "application/json",
         ".py": "text/x-python"}
@@ -60,7 +64,10 @@ def asset(name: str) -> Response:
 def js(name: str) -> Response:
     if name not in JS_FILES:
         abort(404)
-    return _send(JS_DIR, name, "no-cache")
+    resp = _send(JS_DIR, name, "no-cache")
+    if name == WORKER:  # a worker runs under the policy its own script arrives with
+        resp.headers["Content-Security-Policy"] = worker_policy()
+    return resp
 
 
 @bp.get("/exercises.json")

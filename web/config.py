@@ -37,6 +37,7 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_WINDOW_SECONDS": 900,
     "TRUSTED_PROXIES": 0,  # reverse proxies in front whose X-Forwarded-For/-Proto to believe (compose.yaml: 1)
     "PUBLIC_URL": "",  # the site's address as learners see it (for the links the admin commands print)
+    "HSTS_SECONDS": 31536000,  # Strict-Transport-Security's max-age when served over HTTPS (web/headers.py); 0: never
 }
 
 

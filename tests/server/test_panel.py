@@ -74,4 +74,4 @@ def test_judge_on_the_gpu_server_from_the_page(browser, site_factory, tmp_path):
             runner.wait(60)
     finally:
         ctx.close()
-    assert guard.blocked == [] and guard.errors == []
+    assert guard.clean(), guard

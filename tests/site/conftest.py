@@ -39,6 +39,7 @@ def guard() -> Iterator[Guard]:
     yield g
     assert not g.blocked, f"the page asked other hosts for: {g.blocked}"
     assert not g.errors, f"script errors in the page: {g.errors}"
+    assert not g.csp, f"the Content-Security-Policy refused: {g.csp}"
 
 
 @pytest.fixture

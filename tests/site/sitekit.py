@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,9 +31,15 @@ class LiveSite:
 
 
 def axe_violations(page, impacts=("serious", "critical")) -> list[dict]:
-    """axe-core (npm, pinned in web/frontend/package-lock.json) run on the page as it is now."""
+    """axe-core (npm, pinned in web/frontend/package-lock.json) run on the page as it is now. It is loaded as a
+    file of the page's own origin (answered by the test, never by the site), since the site's policy refuses
+    inline scripts."""
     need(AXE.is_file(), f"axe-core is not installed ({AXE.relative_to(ROOT)}; run `make site`)")
-    page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    origin = re.match(r"https?://[^/]+", page.url).group(0)
+    url = f"{origin}/__tests__/axe.min.js"
+    page.route(url, lambda r: r.fulfill(path=AXE, content_type="text/javascript",
+                                        headers={"Cross-Origin-Resource-Policy": "same-origin"}))
+    page.add_script_tag(url=url)
     result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
     return [
         {"id": v["id"], "impact": v["impact"], "help": v["help"],
@@ -95,17 +102,36 @@ def need_judge() -> None:
                                  "run `make browser`)")
 
 
+# in every page before its own scripts: each Content-Security-Policy violation is handed to the test at once
+CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", (e) => window.__cspViolation({
+  directive: e.effectiveDirective, blocked: e.blockedURI, document: e.documentURI,
+  source: e.sourceFile, line: e.lineNumber, sample: e.sample}));
+"""
+CSP_WORDS = "Content Security Policy"  # in the console messages of pages and workers that report a refusal
+
+
 @dataclass
 class Guard:
-    """What a page asked of other hosts (refused), and the script errors it hit."""
+    """What a page asked of other hosts (refused), the script errors it hit, and what the site's
+    Content-Security-Policy refused (the page's securitypolicyviolation events, and console messages about the
+    policy from the page and its workers)."""
 
     blocked: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    csp: list = field(default_factory=list)
+
+    def clean(self) -> bool:
+        return not (self.blocked or self.errors or self.csp)
 
 
 def open_context(browser, site: LiveSite, guard: Guard, **kw):
-    """A fresh browser profile in which every request to another host is refused and recorded."""
+    """A fresh browser profile in which every request to another host is refused and recorded, and every
+    violation of the site's Content-Security-Policy is recorded."""
     ctx = browser.new_context(**{"viewport": LAPTOP, **kw})
+    ctx.expose_function("__cspViolation", lambda v: guard.csp.append(v))
+    ctx.add_init_script(CSP_LISTENER)
+    ctx.on("console", lambda m: CSP_WORDS.lower() in m.text.lower() and guard.csp.append(f"console {m.type}: {m.text}"))
 
     def route(r):
         if r.request.url.startswith(site.url + "/") or r.request.url.startswith(("blob:", "data:")):

@@ -185,7 +185,7 @@ def test_progress_survives_reload_and_moves_to_a_fresh_profile(browser, site, ve
     assert editor_text(page) == code
     assert page.locator("#history-count").inner_text() == "2"
     fresh.close()
-    assert not guard.blocked and not guard.errors
+    assert guard.clean(), guard
 
 
 @pytest.mark.parametrize("content, says", [
@@ -237,7 +237,7 @@ def test_theme_follows_the_system_and_the_toggle(browser, site):
     page.click("#theme-toggle")  # light -> dark
     assert page.evaluate(bg) == dark_bg
     ctx.close()
-    assert not guard.blocked and not guard.errors
+    assert guard.clean(), guard
 
 
 def test_usable_with_the_keyboard_alone(page, site):
@@ -276,7 +276,7 @@ def test_fits_a_phone_width(browser, site, path, verdicts):
     width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert width[0] <= width[1], f"the page is wider than the phone: {width}"
     ctx.close()
-    assert not guard.blocked and not guard.errors
+    assert guard.clean(), guard
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -297,7 +297,7 @@ def test_accessibility_axe(browser, site, verdicts, scheme):
     found += axe_violations(page)
     ctx.close()
     assert not found, json.dumps(found, indent=1)
-    assert not guard.blocked and not guard.errors
+    assert guard.clean(), guard
 
 
 def copy_check_line() -> int:

@@ -47,6 +47,15 @@ const theme = EditorView.theme({
 });
 
 /**
+ * The page's style nonce (web/headers.py), carried by the site's stylesheet link: CodeMirror puts its styles in a
+ * <style> element, which the Content-Security-Policy admits only with it. (A nonce attribute reads as "" once
+ * parsed; the property keeps its value.)
+ */
+export function styleNonce() {
+  return document.querySelector("link[rel=stylesheet][nonce]")?.nonce ?? "";
+}
+
+/**
  * Create the editor in `parent` with `doc`. `onChange(text)` after each edit; `onRun()`/`onSubmit()` on the shortcuts.
  */
 export function createEditor(parent, doc, { onChange, onRun, onSubmit, label = "Your code", readOnly = false }) {
@@ -59,7 +68,7 @@ export function createEditor(parent, doc, { onChange, onRun, onSubmit, label = "
     indentOnInput(), bracketMatching(), closeBrackets(), highlightActiveLine(), autocompletion({ activateOnTyping: false }),
     syntaxHighlighting(classHighlighter), python(), indentUnit.of("    "), EditorState.tabSize.of(4),
     EditorView.lineWrapping, EditorView.contentAttributes.of({ "aria-label": label, tabindex: "0" }),
-    theme,
+    theme, EditorView.cspNonce.of(styleNonce()),
   ];
   if (readOnly) {
     extensions.push(EditorState.readOnly.of(true), EditorView.editable.of(false));
