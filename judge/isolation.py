@@ -1,6 +1,8 @@
 """Isolation: every judging in a fresh child process, with walls, limits and absolute deadlines.
 
-Used by the command line, by the trusted referee (for both of its processes) and by the GPU runner. The
+``judge_isolated`` is the layer's one entry: a list of ``Judging``s in, an ``Outcome`` (the verdict and
+the observations of its checks) per judging out. Used by the command line, by the trusted referee (for
+both of its processes) and by the GPU runner's job process; process control is ``judge.sandbox``'s. The
 child (``judge.child``) runs the in-process core and streams JSON events over a pipe that only the
 parent reads; the learner's stdout/stderr go to a file that is never parsed. What holds, locally:
 
@@ -255,11 +257,7 @@ class _Child:
             self.proc.wait(timeout=max(0.0, min(self.limits.exit_s, 0.5)))
         except subprocess.TimeoutExpired:
             pass
-        for sig in (signal.SIGKILL,):
-            try:
-                os.killpg(self.proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+        sandbox.kill_group(self.proc.pid)
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -17,8 +17,9 @@ holds in one place:
 - limits: ``set_limits`` (address space, file size, processes, no core files), set in the child;
 - the environment: ``python_path`` (the interpreter's own import path) and ``learner_env`` (the only
   variables the learner's process gets in trusted mode);
-- ending: ``become_subreaper``, ``children``, ``kill_and_reap``, ``kill_descendants``, ``kill_orphans``
-  (marked orphans of a child, for the parent) and ``kill_all_others`` (as PID 1 of a container).
+- ending: ``become_subreaper``, ``children``, ``kill_and_reap``, ``kill_group``, ``kill_descendants``,
+  ``kill_orphans`` (marked orphans of a child, for the parent) and ``kill_all_others`` (as PID 1 of a
+  container).
 
 Pure standard library (ctypes for mount, prctl and the capability calls).
 """
@@ -274,6 +275,15 @@ def kill_and_reap(pids: list[int]) -> None:
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError, PermissionError):
             pass
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL every process of the process group ``pgid`` (a child started in a session of its own);
+    a group already gone, or not ours, is passed over. The caller reaps its own child."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def kill_descendants(timeout_s: float = 10.0) -> None:

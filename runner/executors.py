@@ -20,7 +20,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judge import modes
+from judge import modes, sandbox
 from judge.exercise import Exercise, ExerciseError, find_exercise
 from judge.isolation import Judging, Outcome
 from judge.trusted import Sides, judge_trusted, prepare_learner_tree
@@ -310,10 +309,7 @@ class LocalExecutor(Executor):
                 elif cancel is not None and cancel.is_set():
                     res.cancelled = True
                 if res.timed_out or res.cancelled:
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                    sandbox.kill_group(proc.pid)
                     proc.wait()
                     break
                 time.sleep(0.05)

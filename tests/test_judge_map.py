@@ -114,3 +114,19 @@ def test_submit_speaks_the_judges_modes_and_still_takes_cpu():
     assert old.returncode == 2 and "--mode cpu is now --mode local" in old.stderr and "cannot reach" in old.stderr
     bad = _submit("--mode", "browser")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_process_control_is_written_once_in_judge_sandbox():
+    """Killing and reaping by pid, prctl and resource limits live in judge/sandbox.py; the child, the isolated
+    layer, the trusted mode and the runner's job and executors call it instead of writing their own (a
+    ``Popen``'s or a Docker container's own ``kill`` is not this)."""
+    calls = {"kill", "killpg", "waitpid", "prctl", "setrlimit"}
+    elsewhere = []
+    for p in _python_files():
+        if p == ROOT / "judge" / "sandbox.py":
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in calls
+                    and (node.func.attr == "prctl" or ast.unparse(node.func.value) in ("os", "resource"))):
+                elsewhere.append(f"{p.relative_to(ROOT)}:{node.lineno} {ast.unparse(node.func)}")
+    assert not elsewhere, f"process control outside judge/sandbox.py: {elsewhere}"
