@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from judge.exercise import Exercise
-from judge.validate import Report, _judge_problem, _why, check_exercise, judged_files
+from judge.validate import REFERENCE_RUN, Report, check_exercise, judged_files, judged_problems
 
 from .node import NodeJob, judge_in_node
 
@@ -42,17 +42,13 @@ def check_browser(exercises: list[Exercise], root: Path | None = None) -> list[R
         for kind, name, src in files:
             plan.append((report, kind, name))
             jobs.append(NodeJob(e.slug, src, name, False, seed))
-        plan.append((report, "reference --run", "reference.py"))
+        plan.append((report, REFERENCE_RUN, "reference.py"))
         jobs.append(NodeJob(e.slug, reference, "reference.py", True, seed))
     if not jobs:
         return reports
     verdicts = judge_in_node(jobs, exercises=root or exercises[0].path.parent)
     for (report, kind, name), v in zip(plan, verdicts):
         report.judged += 1
-        report.verdicts[f"browser {name}" + (" --run" if kind == "reference --run" else "")] = v
-        if kind == "reference --run":
-            if not v.accepted:
-                report.problems.append(f"[browser] the reference is not accepted by Run (--run): {v.status}: {_why(v)}")
-        else:
-            report.problems.extend(_judge_problem(kind, name, v, "browser"))
+        report.verdicts[f"browser {name}" + (" --run" if kind == REFERENCE_RUN else "")] = v
+        report.problems.extend(judged_problems(kind, name, v, "browser"))
     return reports

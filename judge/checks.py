@@ -19,7 +19,9 @@ Pure standard library: tensors (torch's, or the browser's numpy layer's) are rec
 from __future__ import annotations
 
 import ast
+import functools
 import math
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -290,6 +292,7 @@ class Site:
     left: str  # source text of each side
     right: str
     message: str | None = None  # set on failure: the assert's own message
+    template: str = ""  # the assert's message as written (f-string fields kept): what the referee shows
 
 
 @dataclass
@@ -403,7 +406,8 @@ class _Rewriter(ast.NodeTransformer):
             extra = dict(zip(names, t.args[2:]))
             extra.update({k.arg: k.value for k in t.keywords})
             opts = ast.Dict(keys=[ast.Constant(k) for k in extra], values=list(extra.values()))
-        site = Site(line=node.lineno, op=op, left=ast.unparse(left), right=ast.unparse(right) if right else "")
+        site = Site(line=node.lineno, op=op, left=ast.unparse(left), right=ast.unparse(right) if right else "",
+                    template=_template(node.msg))
         self.sites.append(site)
         names = sorted({n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
         args: list[ast.expr] = [
@@ -417,6 +421,16 @@ class _Rewriter(ast.NodeTransformer):
         ]
         call = ast.Expr(ast.Call(func=ast.Name(CHECKS_NAME, ast.Load()), args=args, keywords=[]))
         return ast.copy_location(call, node)
+
+
+def _template(msg: ast.expr | None) -> str:
+    """The constant part of an assert's message (f-string fields kept as written)."""
+    if isinstance(msg, ast.Constant):
+        return str(msg.value)
+    if isinstance(msg, ast.JoinedStr):
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+                       for v in msg.values if isinstance(v, (ast.Constant, ast.FormattedValue)))
+    return ""
 
 
 def _call_name(func: ast.expr) -> str:
@@ -434,6 +448,15 @@ def rewrite_asserts(tree: ast.Module, source: str) -> tuple[ast.Module, list[Sit
     rw = _Rewriter(source)
     tree = rw.visit(tree)
     return ast.fix_missing_locations(tree), rw.sites
+
+
+@functools.lru_cache(maxsize=1)  # a batch or a browser worker judges the same tests again and again
+def compile_tests(path: str, source: str) -> tuple[types.CodeType, list[Site]]:
+    """A tests.py compiled with its asserts rewritten into checks, and the sites of those checks: parsed
+    once per process and text, for the harness that runs it and the referee that explains its failures.
+    The sites are shared: copy one before writing its ``message``."""
+    tree, sites = rewrite_asserts(ast.parse(source, path), source)
+    return compile(tree, path, "exec", dont_inherit=True, optimize=0), sites
 
 
 # ----------------------------------------------------------------------------------------------

@@ -23,43 +23,6 @@ BOOT = "import json, sys; c = json.loads(sys.argv[1]); sys.path[:0] = c['sys_pat
        "from judge.child import main; main(c)"
 
 
-def _set_limits(memory_mb: int | None, fsize_mb: int, nproc: int | None) -> None:
-    try:
-        import resource
-        import signal
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if memory_mb:
-            b = memory_mb * 2**20
-            resource.setrlimit(resource.RLIMIT_AS, (b, b))
-        b = fsize_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_FSIZE, (b, b))
-        if nproc:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the cap fails instead of killing us
-    except (ImportError, ValueError, OSError):  # not on Linux: the parent's wall clock still holds
-        pass
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(c) for t in os.listdir(f"/proc/{pid}/task")
-                for c in open(f"/proc/{pid}/task/{t}/children").read().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def _end_descendants() -> None:
-    """Kill every process below this one (a subreaper: orphans of our children are our children)."""
-    from judge.sandbox import kill_and_reap
-
-    for _ in range(50):
-        kids = _children(os.getpid())
-        if not kids:
-            return
-        kill_and_reap(kids)
-
-
 def main(config: dict) -> None:
     channel = os.fdopen(int(config["fd"]), "wb", buffering=0)
     jobs = os.fdopen(int(config["jobs_fd"]), "rb")
@@ -73,15 +36,13 @@ def main(config: dict) -> None:
 
     code = 0
     try:
-        sandbox = config.get("sandbox")
-        if sandbox:
-            from .sandbox import enter
+        from . import sandbox
 
-            enter(sandbox["writable"], sandbox["hide"], sandbox["keep"])
-        _set_limits(config.get("memory_mb"), int(config.get("fsize_mb", 64)), config.get("nproc"))
-        from .sandbox import become_subreaper
-
-        become_subreaper()
+        walls = config.get("sandbox")
+        if walls:
+            sandbox.enter(walls["writable"], walls["hide"], walls["keep"])
+        sandbox.set_limits(config.get("memory_mb"), int(config.get("fsize_mb", 64)), config.get("nproc"))
+        sandbox.become_subreaper()
         from .exercise import load_exercise
         from .harness import environment, judge_source
         from .solution import reference_source
@@ -111,9 +72,9 @@ def main(config: dict) -> None:
                 seed=job.get("seed"), role=job.get("role", "judge"),
             )
             del source, job
-            left = threading.active_count() > threads or bool(_children(os.getpid()))
+            left = threading.active_count() > threads or bool(sandbox.children(os.getpid()))
             if left:
-                _end_descendants()
+                sandbox.kill_descendants()
             send({"event": "verdict", "verdict": verdict.to_dict(), "retire": left})
             if left:
                 break
@@ -125,7 +86,9 @@ def main(config: dict) -> None:
 
 
 def _exit(code: int) -> None:
-    _end_descendants()
+    from .sandbox import kill_descendants
+
+    kill_descendants()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # do not wait for threads the learner may have left running

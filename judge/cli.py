@@ -97,15 +97,17 @@ def cmd_test(args) -> int:
     except (OSError, UnicodeDecodeError) as ex:
         print(f"cannot read {shown(path)}: {ex}", file=sys.stderr)
         return 2
-    name = str(path.resolve())
+    from .isolation import Judging
+
+    judging = Judging(e, source, filename=str(path.resolve()), mode=args.mode, run_only=args.run, seed=args.seed)
     if args.trusted:
         from .trusted import judge_trusted
 
-        v = judge_trusted(e, source, filename=name, mode=args.mode, run_only=args.run, seed=args.seed)
+        v = judge_trusted([judging])[0]
     else:
         from .isolation import judge_isolated
 
-        v = judge_isolated(e, source, filename=name, mode=args.mode, run_only=args.run, seed=args.seed)
+        v = judge_isolated([judging])[0].verdict
     if args.json:
         print(v.to_json())
     else:

@@ -15,10 +15,8 @@ In the browser an endless loop is interrupted through ``pyodide.setInterruptBuff
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import dataclasses
-import functools
 import gc
 import inspect
 import io
@@ -33,7 +31,7 @@ from typing import Any
 
 from . import testing
 from .binding import Binding, TargetResolveError, resolve_targets
-from .checks import CHECKS_NAME, SITES_NAME, CheckFailed, Checks, rewrite_asserts
+from .checks import CHECKS_NAME, SITES_NAME, CheckFailed, Checks, compile_tests
 from .exercise import Exercise
 from .explain import explain_check_failed, trimmed_traceback
 from .submission import CompileError, SubmissionLoadError, load_submission, register_source, unload_submission
@@ -161,18 +159,12 @@ def _seed_torch(seed: int) -> None:
             pass
 
 
-@functools.lru_cache(maxsize=1)  # a batch or a browser worker judges the same tests again and again
-def _compiled(path: str, source: str) -> tuple[types.CodeType, list]:
-    tree, sites = rewrite_asserts(ast.parse(source, path), source)
-    return compile(tree, path, "exec", dont_inherit=True, optimize=0), sites
-
-
 def _compile_tests(exercise: Exercise) -> tuple[types.CodeType, list, str]:
     """tests.py read and compiled before the submission runs, its asserts rewritten into checks (compiled once
     per process and text)."""
     path = str(exercise.tests_path)
     source = exercise.tests_path.read_text(encoding="utf-8")
-    code, sites = _compiled(path, source)
+    code, sites = compile_tests(path, source)
     register_source(path, source)
     return code, [dataclasses.replace(s) for s in sites], source  # fresh sites: a failure writes its message
 
@@ -269,11 +261,7 @@ def judge_source(
             tests = [(n, f) for n, f in tests if n.startswith("test_example")]
         runnable = [n for n, f in tests if not (testing.needs_gpu(f) and (browser or not cuda))]
         if not runnable:
-            verdict.status = "internal_error"
-            verdict.message = (f"No test of {exercise.slug!r} runs in mode {mode!r}" +
-                               (" (Run only runs the visible test_example* tests)" if run_only else "") +
-                               ": there is nothing to judge. This is not your fault.")
-            return done(verdict)
+            return done(verdict)  # no test: finalize says there is nothing to judge
 
         # 2. the submission's module code
         emit({"event": "load"})  # from here on, the learner's code may have run

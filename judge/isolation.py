@@ -1,6 +1,8 @@
 """Isolation: every judging in a fresh child process, with walls, limits and absolute deadlines.
 
-Used by the command line, by the trusted referee (for both of its processes) and by the GPU runner. The
+``judge_isolated`` is the layer's one entry: a list of ``Judging``s in, an ``Outcome`` (the verdict and
+the observations of its checks) per judging out. Used by the command line, by the trusted referee (for
+both of its processes) and by the GPU runner's job process; process control is ``judge.sandbox``'s. The
 child (``judge.child``) runs the in-process core and streams JSON events over a pipe that only the
 parent reads; the learner's stdout/stderr go to a file that is never parsed. What holds, locally:
 
@@ -72,7 +74,9 @@ class Limits:
 
 
 @dataclass
-class Job:
+class Judging:
+    """One judging to run in a child: what is judged, how, and as which side (``role``)."""
+
     exercise: Exercise
     source: str | None  # None: the reference solution (computed in the child)
     filename: str = "submission.py"
@@ -100,30 +104,12 @@ class ChildSpec:
     measures: list[str] = field(default_factory=list)  # for the verdict's trust
 
 
-def _python_path() -> list[str]:
-    """The interpreter's own import path: its standard library and site-packages (the user's too, where
-    this interpreter uses them), not the folders a script or test added to ``sys.path``."""
-    import site
-    import sysconfig
-
-    paths = sysconfig.get_paths()
-    found = [paths["stdlib"], paths["platstdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]
-    found += site.getsitepackages() + [paths["purelib"], paths["platlib"]]
-    if site.ENABLE_USER_SITE:
-        found.append(site.getusersitepackages())
-    out: list[str] = []
-    for p in found:
-        if p and os.path.isdir(p) and p not in out:
-            out.append(p)
-    return out
-
-
 def local_spec(extra_sys_path: list[str] | None = None) -> ChildSpec:
     """A child for local judging: the repository's judge and engine, the environment minus ``PYTHON*``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     ns = sandbox.namespaces_available(trusted=False)
     measures = ["process", "python-isolated", "private-dir"] + (["pid-namespace"] if ns else ["process-group"])
-    return ChildSpec(sys_path=[str(REPO_ROOT)] + list(extra_sys_path or []) + _python_path(), env=env,
+    return ChildSpec(sys_path=[str(REPO_ROOT)] + list(extra_sys_path or []) + sandbox.python_path(), env=env,
                      namespaces=ns, measures=measures)
 
 
@@ -138,7 +124,7 @@ class Outcome:
 
 @dataclass
 class _JobState:
-    job: Job
+    job: Judging
     started: float = 0.0
     loading: bool = False  # the learner's code may have run
     load_started: float = 0.0
@@ -222,7 +208,7 @@ class _Child:
         self.events, self.jobs = r, jw
         self.buf = b""
 
-    def send_job(self, job: Job) -> None:
+    def send_job(self, job: Judging) -> None:
         try:
             os.write(self.jobs, (json.dumps(job.to_request()) + "\n").encode())
         except OSError:  # the child is gone: its end is read from the event pipe
@@ -271,18 +257,14 @@ class _Child:
             self.proc.wait(timeout=max(0.0, min(self.limits.exit_s, 0.5)))
         except subprocess.TimeoutExpired:
             pass
-        for sig in (signal.SIGKILL,):
-            try:
-                os.killpg(self.proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+        sandbox.kill_group(self.proc.pid)
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         if not self.spec.namespaces:
-            _kill_orphans(self.marker, exclude={self.proc.pid})
+            sandbox.kill_orphans(MARKER, self.marker, exclude={self.proc.pid})
         os.close(self.events)
         log = _tail(self.log)
         if self.private:
@@ -290,24 +272,7 @@ class _Child:
         return self.proc.returncode, log
 
 
-def _kill_orphans(marker: str, exclude: set[int]) -> None:
-    """Orphans re-parented to us that carry this child's marker: killed until none is left."""
-    token = f"{MARKER}={marker}".encode()
-    for _ in range(50):
-        found = []
-        for pid in sandbox.orphans(exclude):
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    if token in f.read().split(b"\0"):
-                        found.append(pid)
-            except OSError:
-                continue
-        if not found:
-            return
-        sandbox.kill_and_reap(found)
-
-
-def run_child(jobs: list[Job], limits: Limits, spec: ChildSpec) -> list[Outcome]:
+def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Outcome]:
     """Run jobs in one child until it finishes, retires or dies. Returns an outcome per job consumed (the
     last one may have been built here, for the job during which the child died or was killed)."""
     trust = Trust(level="local", measures=list(spec.measures))
@@ -442,30 +407,22 @@ def run_child(jobs: list[Job], limits: Limits, spec: ChildSpec) -> list[Outcome]
     return outcomes + [Outcome(v, state.checks, reported=False)]
 
 
-def judge_batch(jobs: list[Job], limits: Limits | None = None, extra_sys_path: list[str] | None = None,
-                spec: ChildSpec | None = None) -> list[Verdict]:
-    """Judge several submissions, each in a clean binding, in as few child processes as possible: a job
-    that ends or dirties its child (a timeout, a crash, a thread left running) gets its verdict and the
-    rest go to a new child."""
-    return [o.verdict for o in run_batch(jobs, limits, spec or local_spec(extra_sys_path))]
+def judge_isolated(judgings: list[Judging], *, limits: Limits | None = None,
+                   spec: ChildSpec | None = None) -> list[Outcome]:
+    """The isolated layer's one entry: judge each of ``judgings`` in a clean binding, in as few child
+    processes as possible, and return an outcome per judging, in order. A judging that ends or dirties its
+    child (a timeout, a crash, a thread left running) gets its verdict and the rest go to a new child.
 
-
-def run_batch(jobs: list[Job], limits: Limits | None, spec: ChildSpec) -> list[Outcome]:
+    ``limits``: the first judging's exercise's (``Limits.for_exercise``) when None; ``spec``: how each
+    child starts (``local_spec()`` when None: the repository's judge and engine)."""
+    spec = spec or local_spec()
     out: list[Outcome] = []
-    rest = list(jobs)
+    rest = list(judgings)
     while rest:
         lim = limits or Limits.for_exercise(rest[0].exercise, rest[0].mode)
-        got = run_child(rest, lim, spec)
+        got = _run_child(rest, lim, spec)
         if not got:  # cannot happen (a child always yields at least one outcome), but never loop forever
             raise RuntimeError("the judge's child ended without a verdict")
         out.extend(got)
         rest = rest[len(got):]
     return out
-
-
-def judge_isolated(exercise: Exercise, source: str | None, *, filename: str = "submission.py", mode: str = "local",
-                   run_only: bool = False, limits: Limits | None = None, extra_sys_path: list[str] | None = None,
-                   seed: int | None = None) -> Verdict:
-    """Judge one submission in a fresh child process (``source=None``: the reference solution)."""
-    job = Job(exercise, source, filename=filename, mode=mode, run_only=run_only, seed=seed)
-    return judge_batch([job], limits or Limits.for_exercise(exercise, mode), extra_sys_path)[0]

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from .modes import submission_mode
 from .verdict import Verdict
 
 
@@ -42,8 +43,9 @@ def _request(method: str, url: str, token: str, body: dict | None = None, timeou
 
 
 def submit(server: str, token: str, exercise: str, code: str, mode: str = "gpu", run: bool = False) -> dict[str, Any]:
+    """Post a submission judged in ``mode`` (``local`` | ``gpu``, the judge's words); the new submission."""
     with _request("POST", f"{server}/api/v1/submissions", token,
-                  {"exercise": exercise, "code": code, "mode": mode, "run": run}) as r:
+                  {"exercise": exercise, "code": code, "mode": submission_mode(mode), "run": run}) as r:
         return json.loads(r.read())
 
 
@@ -75,6 +77,10 @@ def cmd_submit(args) -> int:
         print("submit needs --server URL and a token (--token, --token-file or MINISGL_PRACTICE_TOKEN; make one "
               "on the site's Account page)", file=sys.stderr)
         return 2
+    if args.mode == "cpu":  # the server's word, which this command took before it spoke the judge's
+        print("note: --mode cpu is now --mode local (the same words as `test`); judging in mode local",
+              file=sys.stderr)
+        args.mode = "local"
     e = find_exercise(args.id, args.exercises)
     path = Path(args.file) if args.file else workspace_dir() / f"{e.slug}.py"
     if not path.is_file():
@@ -123,7 +129,8 @@ def add_parser(sub) -> None:
     p.add_argument("--server", help="the site, e.g. https://practice.example.edu (or MINISGL_PRACTICE_SERVER)")
     p.add_argument("--token", help="your API token (better: MINISGL_PRACTICE_TOKEN or --token-file)")
     p.add_argument("--token-file")
-    p.add_argument("--mode", choices=["gpu", "cpu"], default="gpu")
+    p.add_argument("--mode", choices=["local", "gpu", "cpu"], default="gpu", metavar="{local,gpu}",
+                   help="judged on a runner's GPU (default) or its CPU (local); cpu: the old name of local")
     p.add_argument("--run", action="store_true", help="only the visible test_example* tests")
     p.add_argument("--json", action="store_true", help="print only the submission with its verdict, as JSON")
     p.set_defaults(fn=cmd_submit)

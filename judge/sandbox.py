@@ -1,17 +1,27 @@
-"""Linux walls around a judging child, where the kernel lets us build them.
+"""Process control of a judging: its walls, its limits, its environment, and ending what it started.
 
-``namespace_prefix`` is the command that starts the child in new namespaces (util-linux ``unshare``):
-a PID namespace (every process the judging starts dies with it; ``/proc`` shows only its own), and in
-trusted mode a network namespace (no interface is up: no connection anywhere, 127.0.0.1 included) and a
-mount namespace. ``enter`` runs first thing in the child, before any of the learner's code: it hides
-the paths it must not see (the repository with the engine's source and the exercises' secrets, home
-folders, /tmp) under empty file systems, shows again what it needs (the interpreter, the site-packages,
-its private folder), makes every mount read-only except that folder, and drops every capability for
-good. Where namespaces are not available (no ``unshare``, or a kernel/container that refuses them),
-nothing here applies and the verdict's trust measures say so; the runner's Docker container is then
-the wall.
+One module, used by the isolated layer's parent (``judge.isolation``), its child (``judge.child``), the
+trusted mode (``judge.trusted``) and the runner's job process (``runner.job``), so that each of these
+holds in one place:
 
-Pure standard library (ctypes for mount and the capability calls).
+- walls: ``namespace_prefix`` is the command that starts the child in new namespaces (util-linux
+  ``unshare``): a PID namespace (every process the judging starts dies with it; ``/proc`` shows only its
+  own), and in trusted mode a network namespace (no interface is up: no connection anywhere, 127.0.0.1
+  included) and a mount namespace. ``enter`` runs first thing in the child, before any of the learner's
+  code: it hides the paths it must not see (the repository with the engine's source and the exercises'
+  secrets, home folders, /tmp) under empty file systems, shows again what it needs (the interpreter, the
+  site-packages, its private folder), makes every mount read-only except that folder, and drops every
+  capability for good. Where namespaces are not available (no ``unshare``, or a kernel/container that
+  refuses them), nothing of this applies and the verdict's trust measures say so; the runner's Docker
+  container is then the wall.
+- limits: ``set_limits`` (address space, file size, processes, no core files), set in the child;
+- the environment: ``python_path`` (the interpreter's own import path) and ``learner_env`` (the only
+  variables the learner's process gets in trusted mode);
+- ending: ``become_subreaper``, ``children``, ``kill_and_reap``, ``kill_group``, ``kill_descendants``,
+  ``kill_orphans`` (marked orphans of a child, for the parent) and ``kill_all_others`` (as PID 1 of a
+  container).
+
+Pure standard library (ctypes for mount, prctl and the capability calls).
 """
 
 from __future__ import annotations
@@ -21,7 +31,9 @@ import ctypes.util
 import functools
 import os
 import shutil
+import signal
 import subprocess
+import time
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
@@ -151,6 +163,65 @@ def _drop_capabilities() -> None:
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "set no_new_privs")
 
 
+# ----------------------------------------------------------------------------------------------
+# limits and environment
+
+
+def set_limits(memory_mb: int | None, fsize_mb: int, nproc: int | None) -> None:
+    """This process's resource limits (the child sets them before any of the learner's code runs)."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if memory_mb:
+            b = memory_mb * 2**20
+            resource.setrlimit(resource.RLIMIT_AS, (b, b))
+        b = fsize_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_FSIZE, (b, b))
+        if nproc:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the cap fails instead of killing us
+    except (ImportError, ValueError, OSError):  # not on Linux: the parent's wall clock still holds
+        pass
+
+
+def python_path() -> list[str]:
+    """The interpreter's own import path: its standard library and site-packages (the user's too, where
+    this interpreter uses them), not the folders a script or test added to ``sys.path``."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    found = [paths["stdlib"], paths["platstdlib"], os.path.join(paths["platstdlib"], "lib-dynload")]
+    found += site.getsitepackages() + [paths["purelib"], paths["platlib"]]
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    out: list[str] = []
+    for p in found:
+        if p and os.path.isdir(p) and p not in out:
+            out.append(p)
+    return out
+
+
+PASSED_TO_LEARNER = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH")
+
+
+def learner_env(home: str, exercises: str, models: str) -> dict[str, str]:
+    """Every environment variable the learner's process of a trusted judging gets: a fixed ``PATH`` and
+    locale, its private ``home``, the exercises folder and tiny models it reads, and the GPU selection
+    (``PASSED_TO_LEARNER``, where this process has them). Nothing else of ours reaches it."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home,
+           "MINISGL_TEST_MODELS": models, "MINISGL_EXERCISES": exercises}
+    for k in PASSED_TO_LEARNER:
+        if k in os.environ:
+            env[k] = os.environ[k]
+    return env
+
+
+# ----------------------------------------------------------------------------------------------
+# ending every process a judging started
+
+
 def become_subreaper() -> bool:
     """Orphans of our children are re-parented to this process (so they can be found and ended)."""
     if not os.path.exists("/proc/self"):
@@ -161,34 +232,109 @@ def become_subreaper() -> bool:
         return False
 
 
-def orphans(exclude: set[int]) -> list[int]:
-    """Processes re-parented to this (subreaper) process, other than ``exclude`` (our live children)."""
-    me, found = os.getpid(), []
+def not_dumpable() -> None:
+    """No ptrace of this process and no reading of its memory through /proc (PR_SET_DUMPABLE 0)."""
+    try:
+        _libc().prctl(4, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def children(pid: int) -> list[int]:
+    """The live children of ``pid`` (a subreaper's include the orphans re-parented to it): from its tasks'
+    ``children`` lists where the kernel keeps them, else by reading every process's parent in /proc."""
+    try:
+        return [int(c) for t in os.listdir(f"/proc/{pid}/task")
+                for c in open(f"/proc/{pid}/task/{t}/children").read().split()]
+    except (OSError, ValueError):
+        pass
+    found = []
     try:
         entries = os.listdir("/proc")
     except OSError:
         return []
     for name in entries:
-        if not name.isdigit() or int(name) in exclude:
+        if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as f:
+            with open(f"/proc/{name}/stat", "rb") as f:
                 stat = f.read()
-            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == me:
+        if ppid == pid:
             found.append(int(name))
     return found
 
 
 def kill_and_reap(pids: list[int]) -> None:
     """SIGKILL each process and reap it (one already gone, or not ours, is passed over)."""
-    import signal
-
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError, PermissionError):
             pass
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL every process of the process group ``pgid`` (a child started in a session of its own);
+    a group already gone, or not ours, is passed over. The caller reaps its own child."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_descendants(timeout_s: float = 10.0) -> None:
+    """As a subreaper: kill and reap our children until none is left (their orphans come to us in turn)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        kids = children(os.getpid())
+        if not kids:
+            return
+        kill_and_reap(kids)
+
+
+def kill_orphans(variable: str, value: str, exclude: set[int]) -> None:
+    """As a subreaper: kill the orphans re-parented to us whose environment has ``variable=value`` (the
+    marker of one child), other than ``exclude`` (our live children), until none is left."""
+    token = f"{variable}={value}".encode()
+    for _ in range(50):
+        found = []
+        for pid in children(os.getpid()):
+            if pid in exclude:
+                continue
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if token in f.read().split(b"\0"):
+                        found.append(pid)
+            except OSError:
+                continue
+        if not found:
+            return
+        kill_and_reap(found)
+
+
+def kill_all_others(timeout_s: float = 10.0) -> int:
+    """As PID 1 of a container: SIGKILL every other process (``kill(-1)`` spares only us) and reap them,
+    until /proc shows none. Returns the rounds it took."""
+    deadline = time.monotonic() + timeout_s
+    rounds = 0
+    while time.monotonic() < deadline:
+        rounds += 1
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                pid = 0
+            if pid == 0:
+                break
+        if not [p for p in os.listdir("/proc") if p.isdigit() and p != "1"]:
+            break
+        time.sleep(0.01)
+    return rounds

@@ -23,28 +23,36 @@ import contextlib
 import random
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .binding import Binding, Original
+    from .checks import Checks
+    from .submission import Submission
 
 GPU_ATTR = "__judge_needs_gpu__"
 
 
 class _RunState:
+    """The judging that runs in this process, as the harness set it up: what the helpers below read."""
+
     def __init__(self) -> None:
         self.mode = "local"
-        self.originals: dict[str, Any] = {}
-        self.binding: Any = None
-        self.submission: Any = None
+        self.originals: dict[str, Original] = {}  # target spec -> the engine's own code
+        self.binding: Binding | None = None  # set once the submission is bound
+        self.submission: Submission | None = None
         self.metrics: dict[str, float] = {}
         self.seed = 0  # the judging's seed for hidden inputs
         self.test = ""  # the test that runs now
         # judge: this process decides; reference / learner: trusted mode, a referee decides from both
         self.role = "judge"
-        self.checks: Any = None  # the running judge.checks.Checks
+        self.checks: Checks | None = None  # the running judge.checks.Checks
+
     def reset(self) -> None:
-        self.__init__()
+        self.__init__()  # type: ignore[misc]
 
 
-RUN = _RunState()
+RUN: _RunState = _RunState()
 
 
 def gpu(fn: Callable | None = None, *, reason: str = "") -> Any:

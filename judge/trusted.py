@@ -19,13 +19,16 @@ A test passes only if the learner's process ran it to the end and every check it
 referee evaluates it, with the hidden sides taken from the reference's observations, and the checks
 ran as they did with the reference (the same lines, in the same order).
 
-The GPU runner does the same with each process in a Docker container: ``prepare_learner_tree`` builds
-what the learner's container mounts, ``decide`` turns the two event streams into the verdict.
+``judge_trusted`` is the layer's one entry. How the two sides run is its ``sides`` argument: here, by
+default, two child processes of ``judge.isolation``; the GPU runner passes its own, which runs each side
+in a Docker container (``prepare_learner_tree`` builds what the learner's container mounts) and hands
+back both outcomes. The screen before and the decision after are the same in both places.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import os
 import random
@@ -33,14 +36,15 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import sandbox
-from .checks import HIDDEN, Observation, Site, compare, contains
+from .checks import HIDDEN, Observation, Site, compare, compile_tests, contains
 from .exercise import CHAPTERS_FILE, REPO_ROOT, Exercise
 from .explain import describe_check
-from .isolation import ChildSpec, Job, Limits, Outcome, _python_path, local_spec, run_batch
+from .isolation import ChildSpec, Judging, Limits, Outcome, judge_isolated, local_spec
 from .verdict import MESSAGE_CAP, TestResult, Trust, Verdict, cap
 
 JUDGE_DIR = Path(__file__).resolve().parent
@@ -130,15 +134,11 @@ def _models_dir() -> str:
     return str(tiny_models_dir().resolve())  # a link into a hidden folder would lead nowhere
 
 
-def learner_spec(tree: LearnerTree) -> ChildSpec:
+def _learner_spec(tree: LearnerTree) -> ChildSpec:
     """How the learner's process starts: the tree's code first, a minimal environment, and the sandbox
     where the kernel allows it."""
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(tree.scratch),
-           "MINISGL_TEST_MODELS": _models_dir(), "MINISGL_EXERCISES": str(tree.exercise_path.parent)}
-    for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH"):
-        if k in os.environ:
-            env[k] = os.environ[k]
-    python = _python_path()
+    env = sandbox.learner_env(str(tree.scratch), str(tree.exercise_path.parent), _models_dir())
+    python = sandbox.python_path()
     measures = ["process", "python-isolated", "private-dir"]
     spec = ChildSpec(sys_path=[str(tree.code)] + python, env=env, workdir=str(tree.scratch), measures=measures)
     if sandbox.namespaces_available(trusted=True):
@@ -159,22 +159,7 @@ def learner_spec(tree: LearnerTree) -> ChildSpec:
 # deciding
 
 
-def _message_text(source: str, line: int) -> str:
-    """The constant part of an assert's message (f-string fields kept as written)."""
-    try:
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Assert) and node.lineno == line and node.msg is not None:
-                if isinstance(node.msg, ast.Constant):
-                    return str(node.msg.value)
-                if isinstance(node.msg, ast.JoinedStr):
-                    return "".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
-                                   for v in node.msg.values)
-    except SyntaxError:
-        pass
-    return ""
-
-
-def _check_test(mine: list[dict], theirs: list[dict], tests_source: str, tests_file: str,
+def _check_test(mine: list[dict], theirs: list[dict], sites: dict[int, Site], tests_source: str, tests_file: str,
                 complete: bool) -> str | None:
     """The first check of a test that does not hold (None: all hold). ``complete``: the learner's process
     says the test ran to its end, so every check of the reference's must have run too. Otherwise the
@@ -204,29 +189,14 @@ def _check_test(mine: list[dict], theirs: list[dict], tests_source: str, tests_f
         else:
             note = ""
         if not ok:
-            site = _site(tests_source, w)
-            return describe_check(site, left, right, _message_text(tests_source, w.line), {}, tests_source,
-                                  tests_file, note=note)
+            site = replace(sites.get(w.line) or Site(line=w.line, op=w.op, left="", right=""))
+            return describe_check(site, left, right, site.template, {}, tests_source, tests_file, note=note)
     if len(got) > len(want) and complete:
         return f"This test made {len(got)} checks where the reference makes {len(want)}: it ran differently."
     return None
 
 
-def _site(source: str, obs: Observation) -> Site:
-    try:
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Assert) and node.lineno == obs.line:
-                from .checks import rewrite_asserts
-
-                _, sites = rewrite_asserts(ast.Module(body=[node], type_ignores=[]), source)
-                if sites:
-                    return sites[0]
-    except SyntaxError:
-        pass
-    return Site(line=obs.line, op=obs.op, left="", right="")
-
-
-def decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: list[str]) -> Verdict:
+def _decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: list[str]) -> Verdict:
     """The verdict of a trusted judging, from the reference's and the learner's observations."""
     ref, mine = reference.verdict, learner.verdict
     trust = Trust(level="trusted", measures=sorted(set(measures) | set(REFEREE_MEASURES)))
@@ -249,7 +219,14 @@ def decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: l
                         + mine.message
         return v.finalize()
     v.message = mine.message
+    tests_file = str(exercise.tests_path)
     tests_source = exercise.tests_path.read_text(encoding="utf-8")
+    sites: dict[int, Site] = {}
+    try:
+        for site in compile_tests(tests_file, tests_source)[1]:
+            sites.setdefault(site.line, site)
+    except SyntaxError:  # the reference ran them, so this cannot happen; a check is explained without its site
+        pass
     reported = {t.name: t for t in mine.tests}
     for want in ref.tests:
         got = reported.get(want.name)
@@ -266,8 +243,8 @@ def decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: l
                 result.status, result.message = "error", "Your process skipped this test; the reference ran it."
         else:
             result.status, result.message, result.output, result.ms = got.status, got.message, got.output, got.ms
-            why = _check_test(learner.checks.get(want.name, []), reference.checks.get(want.name, []),
-                              tests_source, str(exercise.tests_path), complete=got.status == "pass")
+            why = _check_test(learner.checks.get(want.name, []), reference.checks.get(want.name, []), sites,
+                              tests_source, tests_file, complete=got.status == "pass")
             if why:
                 result.status, result.message = "fail", cap(why, MESSAGE_CAP)
         v.tests.append(result)
@@ -282,61 +259,91 @@ def _first_problem(v: Verdict) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
-# the local referee: two child processes on this machine
+# the referee
 
 
-def prescreen(exercise: Exercise, source: str, filename: str, mode: str, run_only: bool) -> Verdict | None:
+@dataclass
+class Sides:
+    """What the two sides of a trusted judging observed: the reference's outcome, one outcome per learner
+    judging (in order), and the walls the learner's side had (for the verdict's trust)."""
+
+    reference: Outcome
+    learners: list[Outcome]
+    measures: list[str]
+
+
+RunSides = Callable[[Judging, list[Judging]], Sides]  # (the reference's judging, the learner's) -> Sides
+
+
+def _screen(judging: Judging) -> Verdict | None:
     """The screen, run here before any process starts (compiling runs nothing of the submission); the
     learner's process screens again. A ``compile_error`` verdict, or None when the file may run."""
     from .submission import CompileError, compile_submission
 
+    exercise = judging.exercise
     try:
-        compile_submission(source, filename, True, {t.owner for t in exercise.targets if t.owner},
-                           tuple(exercise.trusted_imports))
+        compile_submission(judging.source or "", judging.filename, True,
+                           {t.owner for t in exercise.targets if t.owner}, tuple(exercise.trusted_imports))
     except CompileError as e:
-        v = Verdict(status="compile_error", exercise=exercise.slug, mode=mode, run=run_only, message=str(e),
-                    trust=Trust(level="trusted", measures=["screen", "referee"]))
-        return v.finalize()
+        return Verdict.failure("compile_error", str(e), exercise=exercise.slug, mode=judging.mode,
+                               run=judging.run_only, trust=Trust(level="trusted", measures=["screen", "referee"]))
     return None
 
 
-def judge_trusted(exercise: Exercise, source: str, *, filename: str = "submission.py", mode: str = "local",
-                  run_only: bool = False, seed: int | None = None, limits: Limits | None = None) -> Verdict:
-    """Judge one submission in trusted mode on this machine (see the module's docstring)."""
-    refused = prescreen(exercise, source, filename, mode, run_only)
-    if refused is not None:
-        return refused
-    return judge_trusted_batch(exercise, [(source, filename)], mode=mode, run_only=run_only, seed=seed,
-                               limits=limits)[0]
-
-
-def judge_trusted_batch(exercise: Exercise, submissions: list[tuple[str, str]], *, mode: str = "local",
-                        run_only: bool = False, seed: int | None = None, limits: Limits | None = None) -> list[Verdict]:
-    """Several submissions of one exercise against one reference run (the same hidden inputs for all: for
-    an author's own files, as ``check`` judges them; a learner's submission is judged alone)."""
-    seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
-    limits = limits or Limits.for_exercise(exercise, mode)
+def _local_sides(reference: Judging, learners: list[Judging], *, limits: Limits) -> Sides:
+    """Both sides on this machine: the reference in a child of the repository's judge, the learner's
+    judgings in children that see only the learner's tree (``prepare_learner_tree``), with the walls the
+    kernel allows. One learner judging's time is the whole judging's."""
     t0 = time.monotonic()
     results: dict[str, list[Outcome]] = {}
     with tempfile.TemporaryDirectory(prefix="judge-trusted-") as tmp:
         os.chmod(tmp, 0o755)
-        tree = prepare_learner_tree(exercise, tmp)
-        spec = learner_spec(tree)
-        ref_job = Job(exercise, None, "reference.py", mode, run_only, seed, role="reference")
-        jobs = [Job(exercise, src, name, mode, run_only, seed, role="learner", exercise_path=str(tree.exercise_path))
-                for src, name in submissions]
+        tree = prepare_learner_tree(reference.exercise, tmp)
+        spec = _learner_spec(tree)
+        mine = [replace(j, exercise_path=str(tree.exercise_path)) for j in learners]
 
-        def run(key: str, js: list[Job], s: ChildSpec) -> None:
-            results[key] = run_batch(js, limits, s)
+        def run(key: str, js: list[Judging], s: ChildSpec) -> None:
+            results[key] = judge_isolated(js, limits=limits, spec=s)
 
-        threads = [threading.Thread(target=run, args=("reference", [ref_job], local_spec())),
-                   threading.Thread(target=run, args=("learner", jobs, spec))]
+        threads = [threading.Thread(target=run, args=("reference", [reference], local_spec())),
+                   threading.Thread(target=run, args=("learner", mine, spec))]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-    reference = results["reference"][0]
-    verdicts = [decide(exercise, reference, outcome, spec.measures) for outcome in results["learner"]]
-    if len(verdicts) == 1:
-        verdicts[0].ms = round((time.monotonic() - t0) * 1000, 1)
-    return verdicts
+    got = Sides(results["reference"][0], results["learner"], spec.measures)
+    if len(got.learners) == 1:
+        got.learners[0].verdict.ms = round((time.monotonic() - t0) * 1000, 1)
+    return got
+
+
+def judge_trusted(judgings: list[Judging], *, limits: Limits | None = None,
+                  sides: RunSides | None = None) -> list[Verdict]:
+    """The trusted layer's one entry: a verdict per judging, in order (see the module's docstring).
+
+    Every judging is of one exercise, in one mode, Run or Submit alike, and all are judged against one
+    reference run, on the same hidden inputs (their ``seed``, drawn here when None): several at once are
+    an author's own files, as ``check`` judges them; a learner's submission is judged alone. Each is
+    screened first; those that pass run on ``sides`` (by default ``_local_sides`` with ``limits``,
+    the exercise's when None), and the referee decides each from the two sides' observations."""
+    if not judgings:
+        return []
+    first = judgings[0]
+    exercise = first.exercise
+    for j in judgings:
+        if (j.exercise is not exercise or j.mode != first.mode or j.run_only != first.run_only
+                or j.seed != first.seed or j.source is None):
+            raise ValueError("judge_trusted judges submissions (a source each) of one exercise, in one mode, "
+                             "Run or Submit alike, on one seed")
+    seed = first.seed if first.seed is not None else random.SystemRandom().randrange(2**31)
+    verdicts = [_screen(j) for j in judgings]
+    todo = [replace(j, seed=seed, role="learner") for j, v in zip(judgings, verdicts, strict=True) if v is None]
+    if not todo:
+        return [v for v in verdicts if v is not None]
+    reference = Judging(exercise, None, "reference.py", first.mode, first.run_only, seed, role="reference")
+    run = sides or functools.partial(_local_sides, limits=limits or Limits.for_exercise(exercise, first.mode))
+    got = run(reference, todo)
+    if len(got.learners) != len(todo):
+        raise RuntimeError(f"the sides reported {len(got.learners)} outcomes for {len(todo)} submissions")
+    decided = iter([_decide(exercise, got.reference, o, got.measures) for o in got.learners])
+    return [v if v is not None else next(decided) for v in verdicts]

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .exercise import Exercise
-from .isolation import Job, judge_batch
+from .isolation import Judging, judge_isolated
 from .verdict import Verdict
 
 MIN_MUTANTS = 4
+REFERENCE_RUN = "reference --run"  # the kind of the reference judged by Run
 
 
 def alternatives(e: Exercise) -> list[Path]:
@@ -103,21 +104,20 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
     for mode in modes:
         if mode not in e.modes:
             continue
-        jobs = [Job(e, src, name, mode, seed=seed) for _, name, src in files]
-        jobs.append(Job(e, reference, "reference.py", mode, True, seed=seed))
-        verdicts = judge_batch(jobs)
-        report.judged += len(jobs)
+        judgings = [Judging(e, src, name, mode, seed=seed) for _, name, src in files]
+        judgings.append(Judging(e, reference, "reference.py", mode, True, seed=seed))
+        verdicts = [o.verdict for o in judge_isolated(judgings)]
+        report.judged += len(judgings)
         *per_file, ref_run = verdicts
         for (kind, name, _), v in zip(files, per_file):
-            problems.extend(_judge_problem(kind, name, v, mode))
+            problems.extend(judged_problems(kind, name, v, mode))
             report.verdicts[f"{mode} {name}"] = v
         report.verdicts[f"{mode} reference.py --run"] = ref_run
-        if not ref_run.accepted:
-            problems.append(f"[{mode}] the reference is not accepted by Run (--run): {ref_run.status}: {_why(ref_run)}")
+        problems.extend(judged_problems(REFERENCE_RUN, "reference.py", ref_run, mode))
         if trusted:
-            from .trusted import judge_trusted_batch
+            from .trusted import judge_trusted
 
-            got = judge_trusted_batch(e, [(src, name) for _, name, src in files], mode=mode, seed=seed)
+            got = judge_trusted(judgings[:-1])
             report.judged += len(files) + 1
             for (_, name, _), local, v in zip(files, per_file, got):
                 report.verdicts[f"trusted {mode} {name}"] = v
@@ -129,7 +129,11 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
     return report
 
 
-def _judge_problem(kind: str, name: str, v: Verdict, mode: str) -> list[str]:
+def judged_problems(kind: str, name: str, v: Verdict, mode: str) -> list[str]:
+    """What is wrong with the verdict ``v`` of the file ``name`` (one of ``judged_files``, ``kind`` as there,
+    or ``REFERENCE_RUN``) judged in ``mode``: nothing, or one line. ``check --browser`` says the same."""
+    if kind == REFERENCE_RUN:
+        return [] if v.accepted else [f"[{mode}] the reference is not accepted by Run (--run): {v.status}: {_why(v)}"]
     if kind in ("reference", "alternative"):
         return [] if v.accepted else [f"[{mode}] the {kind} {name} is not accepted: {v.status}: {_why(v)}"]
     if v.accepted or v.status == "internal_error":

@@ -13,8 +13,8 @@ from typing import Any
 VERSION = 2  # 2: trust (level and measures) and seed
 
 STATUSES = ("accepted", "wrong_answer", "runtime_error", "compile_error", "timeout", "internal_error")
+FAILURES = ("compile_error", "runtime_error", "timeout", "internal_error")  # statuses that need no test
 TEST_STATUSES = ("pass", "fail", "error", "skip", "timeout")
-MODES = ("browser", "local", "gpu")
 TRUST_LEVELS = ("advisory", "local", "trusted")
 
 OUTPUT_CAP = 4000  # characters of captured output kept per test
@@ -97,6 +97,17 @@ class Verdict:
     seed: int | None = None  # the seed of the hidden inputs (--seed reproduces them)
     trust: Trust = field(default_factory=Trust)
     version: int = VERSION
+
+    @classmethod
+    def failure(cls, status: str, message: str, *, exercise: str, mode: str = "local", run: bool = False,
+                seed: int | None = None, trust: Trust | None = None) -> Verdict:
+        """The verdict of a judging that stopped before its tests could decide: ``status`` is one of
+        ``FAILURES`` and is kept, ``message`` says why (capped). Every such verdict is built here."""
+        if status not in FAILURES:
+            raise ValueError(f"{status!r} is not a failure status (one of {FAILURES})")
+        v = cls(status=status, exercise=exercise, mode=mode, run=run, message=cap(message, MESSAGE_CAP), seed=seed,
+                trust=trust or Trust())
+        return v.finalize()  # no tests: finalize keeps a failure status as it is
 
     @property
     def accepted(self) -> bool:

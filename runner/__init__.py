@@ -2,5 +2,5 @@
 
 ``python -m runner --server URL --token T`` (see ``runner/__main__.py``). It talks to the site only over
 HTTP (``runner.client``), never to the database; it judges with the ``judge`` package, inside a fresh
-Docker container per job (``runner.sandbox``) or, for development, a local subprocess.
+Docker container per job (``runner.containers``) or, for development, a local subprocess.
 """

@@ -1,25 +1,25 @@
 """Executors: how a runner judges one job. Both run ``python -m runner.job IN OUT`` and read the verdict
 from ``OUT/verdict.json``:
 
-- ``docker`` (the default on a GPU machine): in a fresh container (``runner.sandbox``), one GPU per job;
+- ``docker`` (the default on a GPU machine): in a fresh container (``runner.containers``), one GPU per job;
 - ``local``: as a subprocess in its own session, for development and the embedded default.
 
 A submission's mode ``gpu`` is judged in the judge's mode ``gpu`` on a slot with a GPU; on a slot without
 one (``--emulate-gpu``) it is judged in mode ``local``, where CUDA graphs are emulated (``EmulatedGraph``),
-and ``judged_on`` says so. Mode ``cpu`` is judged in mode ``local``.
+and ``judged_on`` says so. Mode ``cpu`` is judged in mode ``local`` (``judge.modes.judge_mode``).
 
-``Executor.judge`` returns an ``Outcome``: a verdict to post, or a hand-back (the job goes back to the queue
-unjudged: the runner is stopping, or the sandbox itself failed).
+``Executor.judge`` returns a ``JobResult``: a verdict to post, or a hand-back (the job goes back to the queue
+unjudged: the runner is stopping, or the containers themselves failed).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judge.exercise import ExerciseError, find_exercise
-from judge.isolation import Outcome as SideOutcome
+from judge import modes, sandbox
+from judge.exercise import Exercise, ExerciseError, find_exercise
+from judge.isolation import Judging, Outcome
+from judge.trusted import Sides, judge_trusted, prepare_learner_tree
 from judge.verdict import Verdict
 
-from .sandbox import ContainerLimits, ContainerResult, DockerSandbox, SandboxError, _read_out
+from .containers import ContainerError, ContainerLimits, ContainerResult, DockerSandbox, read_out
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 JOB_ARGV = ["python", "-m", "runner.job", "/in", "/out"]
@@ -50,17 +52,22 @@ class Slot:
 
 
 @dataclass
-class Outcome:
+class JobResult:
+    """What a runner posts for one job: its verdict, or a hand-back (``verdict`` None) with the reason."""
+
     verdict: dict[str, Any] | None
     judged_on: dict[str, Any] = field(default_factory=dict)
     handback: bool = False
     reason: str = ""
 
 
+class Cancelled(Exception):
+    """The job was cancelled while its containers ran (the runner is stopping): it is handed back."""
+
+
 def _verdict(job: dict[str, Any], status: str, message: str, mode: str) -> dict[str, Any]:
-    v = Verdict(status=status, exercise=str(job.get("exercise", "")), mode=mode, run=bool(job.get("run")),
-                message=message)
-    return v.finalize().to_dict()  # no tests: finalize keeps a timeout, runtime or internal error as it is
+    return Verdict.failure(status, message, exercise=str(job.get("exercise", "")), mode=mode,
+                           run=bool(job.get("run"))).to_dict()
 
 
 def interpret(job: dict[str, Any], mode: str, res: ContainerResult, limits: ContainerLimits) -> dict[str, Any]:
@@ -99,7 +106,7 @@ class Executor:
         return ["gpu", "cpu"] if slot.gpu_id is not None or self.emulate_gpu else ["cpu"]
 
     def judge_mode(self, job: dict[str, Any], slot: Slot) -> str:
-        return "gpu" if job.get("mode") == "gpu" and slot.gpu_id is not None else "local"
+        return modes.judge_mode(str(job.get("mode")), gpu=slot.gpu_id is not None)
 
     def judged_on(self, job: dict[str, Any], slot: Slot) -> dict[str, Any]:
         mode = self.judge_mode(job, slot)
@@ -120,34 +127,27 @@ class Executor:
         return ContainerLimits(wall_s=time_limit + STARTUP_S, memory_mb=self.memory_mb, cpus=self.cpus,
                                gpu=slot.gpu_id if self.judge_mode(job, slot) == "gpu" else None)
 
-    def judge(self, job: dict[str, Any], slot: Slot, cancel: threading.Event) -> Outcome:
-        """Judge in the judge's trusted mode: the screen here first, then ``judge_sides``."""
-        from judge.trusted import prescreen
-
+    def judge(self, job: dict[str, Any], slot: Slot, cancel: threading.Event) -> JobResult:
+        """Judge in the judge's trusted mode (``judge_trusted``: the screen first, then both sides)."""
         mode = self.judge_mode(job, slot)
         on = self.judged_on(job, slot)
         try:
             exercise = find_exercise(str(job["exercise"]))
         except (ExerciseError, KeyError):
-            return Outcome(_verdict(job, "internal_error", f"This runner has no exercise {job.get('exercise')!r}: "
-                                    "it is older than the site (not your fault).", mode), on)
-        code = str(job["code"])
-        refused = prescreen(exercise, code, "submission.py", mode, bool(job.get("run")))
-        if refused is not None:
-            return Outcome(refused.to_dict(), on)
-        spec = {"exercise": exercise.slug, "mode": mode, "run": bool(job.get("run")),
-                "seed": random.SystemRandom().randrange(2**31)}
+            return JobResult(_verdict(job, "internal_error", f"This runner has no exercise {job.get('exercise')!r}: "
+                                      "it is older than the site (not your fault).", mode), on)
+        judging = Judging(exercise, str(job["code"]), "submission.py", mode, bool(job.get("run")),
+                          seed=random.SystemRandom().randrange(2**31))
         try:
-            verdict = self.judge_sides(exercise, spec, code, self.limits(job, slot), cancel)
-        except SandboxError as e:
-            return Outcome(None, on, handback=True, reason=str(e))
-        if verdict is None:
-            return Outcome(None, on, handback=True, reason="cancelled")
-        return Outcome(verdict, on)
+            verdict = self.trusted_verdict(judging, self.limits(job, slot), cancel)
+        except ContainerError as e:
+            return JobResult(None, on, handback=True, reason=str(e))
+        except Cancelled:
+            return JobResult(None, on, handback=True, reason="cancelled")
+        return JobResult(verdict, on)
 
-    def judge_sides(self, exercise, spec: dict[str, Any], code: str, limits: ContainerLimits,
-                    cancel: threading.Event) -> dict[str, Any] | None:
-        """The verdict (None: cancelled)."""
+    def trusted_verdict(self, judging: Judging, limits: ContainerLimits, cancel: threading.Event) -> dict[str, Any]:
+        """The verdict, as a dict. Raises Cancelled, or ContainerError when the containers failed."""
         raise NotImplementedError
 
     def run(self, argv: list[str], files_in: dict[str, bytes], limits: ContainerLimits,
@@ -155,7 +155,7 @@ class Executor:
         raise NotImplementedError
 
 
-def read_side(res: ContainerResult, job: dict[str, Any], limits: ContainerLimits, *, learner: bool) -> SideOutcome:
+def read_side(res: ContainerResult, job: dict[str, Any], limits: ContainerLimits, *, learner: bool) -> Outcome:
     """One side's outcome from its container: the file its PID 1 wrote, else what happened to it."""
     raw = res.files_out.get("outcome.json")
     if res.exit_code == 0 and raw is not None:
@@ -164,16 +164,16 @@ def read_side(res: ContainerResult, job: dict[str, Any], limits: ContainerLimits
             checks = d.get("checks") or {}
             if not isinstance(checks, dict) or not all(isinstance(v, list) for v in checks.values()):
                 raise ValueError("checks")
-            return SideOutcome(Verdict.from_dict(d["verdict"]), {str(k): v for k, v in checks.items()},
+            return Outcome(Verdict.from_dict(d["verdict"]), {str(k): v for k, v in checks.items()},
                                reported=bool(d.get("reported", True)))
         except (ValueError, KeyError, TypeError, AttributeError):
             if learner:  # what the learner's process reported is not ours to own
                 v = _verdict(job, "runtime_error", "Your process's report could not be read.", job["mode"])
-                return SideOutcome(Verdict.from_dict(v), {}, reported=True)
+                return Outcome(Verdict.from_dict(v), {}, reported=True)
     v = Verdict.from_dict(interpret(job, job["mode"], ContainerResult(
         exit_code=res.exit_code if raw is None else -1, timed_out=res.timed_out, oom_killed=res.oom_killed,
         out_overflow=res.out_overflow, log_tail=res.log_tail), limits))
-    return SideOutcome(v, {}, reported=False)
+    return Outcome(v, {}, reported=False)
 
 
 class DockerExecutor(Executor):
@@ -197,15 +197,23 @@ class DockerExecutor(Executor):
     def run(self, argv, files_in, limits, cancel, mask=()):
         return self.sandbox.run_container(argv, files_in, limits, cancel, mask=mask)
 
-    def judge_sides(self, exercise, spec, code, limits, cancel):
-        from judge.trusted import decide, prepare_learner_tree
+    def trusted_verdict(self, judging, limits, cancel):
+        sides = functools.partial(self.run_sides, limits=limits, cancel=cancel)
+        return judge_trusted([judging], sides=sides)[0].to_dict()
 
+    def run_sides(self, reference: Judging, learners: list[Judging], *, limits: ContainerLimits,
+                  cancel: threading.Event) -> Sides:
+        """The sides of a trusted judging (``judge_trusted``'s ``sides``): the reference and the (one)
+        learner judging, each in its own container, at once. Raises Cancelled or ContainerError."""
+        (mine,) = learners
+        exercise: Exercise = reference.exercise
+        spec = {"exercise": exercise.slug, "mode": reference.mode, "run": reference.run_only, "seed": reference.seed}
         with tempfile.TemporaryDirectory(prefix="learner-tree-") as tmp:
             tree = prepare_learner_tree(exercise, tmp)
             tree_files = {f"tree/{p.relative_to(tree.root)}": p.read_bytes()
                           for p in sorted(tree.root.rglob("*")) if p.is_file()}
         learner_in = {"job.json": json.dumps({**spec, "role": "learner", "measures": self.MEASURES}).encode(),
-                      "submission.py": code.encode("utf-8"), **tree_files}
+                      "submission.py": (mine.source or "").encode("utf-8"), **tree_files}
         reference_in = {"job.json": json.dumps({**spec, "role": "reference"}).encode()}
         both = threading.Event()  # one side failing to start cancels the other
         stop = _Either(cancel, both)
@@ -226,15 +234,14 @@ class DockerExecutor(Executor):
             t.join()
         for r in results.values():
             if isinstance(r, BaseException):
-                raise r if isinstance(r, SandboxError) else SandboxError(f"{type(r).__name__}: {r}")
-        ref, mine = results["reference"], results["learner"]
-        if ref.cancelled or mine.cancelled:
-            return None
-        job = {"exercise": exercise.slug, "mode": spec["mode"], "run": spec["run"]}
-        verdict = decide(exercise, read_side(ref, job, limits, learner=False), read_side(mine, job, limits,
-                                                                                          learner=True),
-                         self.MEASURES)
-        return verdict.to_dict()
+                raise r if isinstance(r, ContainerError) else ContainerError(f"{type(r).__name__}: {r}")
+        ref, theirs = results["reference"], results["learner"]
+        assert isinstance(ref, ContainerResult) and isinstance(theirs, ContainerResult)
+        if ref.cancelled or theirs.cancelled:
+            raise Cancelled
+        job = {"exercise": exercise.slug, "mode": reference.mode, "run": reference.run_only}
+        return Sides(read_side(ref, job, limits, learner=False), [read_side(theirs, job, limits, learner=True)],
+                     self.MEASURES)
 
 
 class _Either:
@@ -261,14 +268,16 @@ class LocalExecutor(Executor):
         if self.work_dir:
             os.makedirs(self.work_dir, exist_ok=True)
 
-    def judge_sides(self, exercise, spec, code, limits, cancel):
-        """The whole trusted judging in one subprocess (``judge_trusted``: reference and learner processes,
-        the judge's own sandbox where the kernel allows it)."""
-        files = {"job.json": json.dumps({**spec, "role": "trusted"}).encode(), "submission.py": code.encode("utf-8")}
+    def trusted_verdict(self, judging, limits, cancel):
+        """The whole trusted judging in one subprocess (``judge_trusted``: the screen, the reference and
+        learner processes, the judge's own sandbox where the kernel allows it)."""
+        spec = {"exercise": judging.exercise.slug, "mode": judging.mode, "run": judging.run_only,
+                "seed": judging.seed, "role": "trusted"}
+        files = {"job.json": json.dumps(spec).encode(), "submission.py": (judging.source or "").encode("utf-8")}
         res = self.run(JOB_ARGV, files, limits, cancel)
         if res.cancelled:
-            return None
-        return interpret({"exercise": exercise.slug, "run": spec["run"]}, spec["mode"], res, limits)
+            raise Cancelled
+        return interpret({"exercise": judging.exercise.slug, "run": judging.run_only}, judging.mode, res, limits)
 
     def run(self, argv, files_in, limits, cancel, mask=()):
         job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=self.work_dir))
@@ -300,10 +309,7 @@ class LocalExecutor(Executor):
                 elif cancel is not None and cancel.is_set():
                     res.cancelled = True
                 if res.timed_out or res.cancelled:
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                    sandbox.kill_group(proc.pid)
                     proc.wait()
                     break
                 time.sleep(0.05)
@@ -311,7 +317,7 @@ class LocalExecutor(Executor):
                 res.exit_code = proc.returncode
             res.wall_s = round(time.monotonic() - t0, 3)
             res.log_tail = (job_dir / "log").read_bytes()[-4000:].decode("utf-8", "replace")
-            res.files_out = _read_out(out_dir, limits.out_mb * 2**20)
+            res.files_out = read_out(out_dir, limits.out_mb * 2**20)
             return res
         finally:
             shutil.rmtree(job_dir, ignore_errors=True)

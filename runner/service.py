@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .client import LeaseLost, ResultRefused, ServerClient, Unauthorized
-from .executors import Executor, Outcome, Slot
+from .executors import Executor, JobResult, Slot
 
 log = logging.getLogger("runner")
 
@@ -149,7 +149,7 @@ class Service:
                 outcome = self.executor.judge(job, slot, cancel)
             except Exception as e:  # noqa: BLE001 - an executor bug must not take the slot down
                 log.exception("job %s: the executor failed", job["id"])
-                outcome = Outcome(None, handback=True, reason=f"executor failed: {type(e).__name__}: {e}")
+                outcome = JobResult(None, handback=True, reason=f"executor failed: {type(e).__name__}: {e}")
             judged_s = time.monotonic() - t0
             prefix = (f"job {job['id']} exercise={job.get('exercise')} mode={job.get('mode')} "
                       f"attempt={job.get('attempt')} slot={slot.name}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from judge.exercise import load_exercise
-from judge.isolation import Limits, judge_isolated
+from judge.isolation import Judging, Limits, judge_isolated
 from judge.trusted import judge_trusted
 from tests.hostile_cases import CASES, TAG
 
@@ -23,6 +23,16 @@ HOSTILE = ROOT / "tests" / "fixtures" / "hostile"
 EXERCISE = load_exercise(HOSTILE / "exercises" / "hostile-bs-list")
 GOOD = (HOSTILE / "good.py").read_text()
 LIMITS = Limits(run_s=25, test_s=4)
+
+
+def local(source: str, filename: str = "submission.py"):
+    """The verdict of ``source`` judged in local mode (the isolated layer)."""
+    return judge_isolated([Judging(EXERCISE, source, filename=filename)], limits=LIMITS)[0].verdict
+
+
+def trusted(source: str, filename: str = "submission.py"):
+    """The verdict of ``source`` judged in trusted mode (the trusted layer)."""
+    return judge_trusted([Judging(EXERCISE, source, filename=filename)], limits=LIMITS)[0]
 
 
 def leftovers() -> list[str]:
@@ -50,22 +60,22 @@ def test_the_suite_is_big_enough():
 def test_hostile_submission(case, monkeypatch):
     for k, v in (case.env or {}).items():
         monkeypatch.setenv(k, v)
-    local = judge_isolated(EXERCISE, case.source, filename=f"{case.name}.py", limits=LIMITS)
-    assert local.status in case.local, f"local: {local.status}: {local.message[:500]} " \
-        f"{[(t.name, t.status, t.message[:200]) for t in local.tests]}"
-    assert local.status != "internal_error"
+    lv = local(case.source, f"{case.name}.py")
+    assert lv.status in case.local, f"local: {lv.status}: {lv.message[:500]} " \
+        f"{[(t.name, t.status, t.message[:200]) for t in lv.tests]}"
+    assert lv.status != "internal_error"
     assert leftovers() == [], "a process the submission started outlived its verdict (local mode)"
-    trusted = judge_trusted(EXERCISE, case.source, filename=f"{case.name}.py", limits=LIMITS)
-    assert trusted.status in case.trusted, f"trusted: {trusted.status}: {trusted.message[:500]} " \
-        f"{[(t.name, t.status, t.message[:200]) for t in trusted.tests]}"
-    assert trusted.status not in ("accepted", "internal_error") and trusted.trust.level == "trusted"
+    tv = trusted(case.source, f"{case.name}.py")
+    assert tv.status in case.trusted, f"trusted: {tv.status}: {tv.message[:500]} " \
+        f"{[(t.name, t.status, t.message[:200]) for t in tv.tests]}"
+    assert tv.status not in ("accepted", "internal_error") and tv.trust.level == "trusted"
     assert leftovers() == [], "a process the submission started outlived its verdict (trusted mode)"
     if case.kind == "resources":
-        assert judge_isolated(EXERCISE, GOOD, limits=LIMITS).status == "accepted"
-        assert judge_trusted(EXERCISE, GOOD, limits=LIMITS).status == "accepted"
+        assert local(GOOD).status == "accepted"
+        assert trusted(GOOD).status == "accepted"
 
 
 def test_a_correct_submission_is_accepted_in_both_modes():
-    for judge in (judge_isolated, judge_trusted):
-        v = judge(EXERCISE, GOOD, limits=LIMITS)
+    for judge in (local, trusted):
+        v = judge(GOOD)
         assert v.status == "accepted", (judge.__name__, v.message, [(t.name, t.status, t.message) for t in v.tests])

@@ -29,6 +29,9 @@ CROSSING = {("judge.cli", "browser.check"), ("judge.cli", "browser.node")}
 # (importer, imported) pairs that exist only for type checkers
 TYPE_ONLY = {
     ("judge.submission", "judge.binding"),
+    ("judge.testing", "judge.binding"),  # RUN's fields: testing is what tests.py imports, light on purpose
+    ("judge.testing", "judge.checks"),
+    ("judge.testing", "judge.submission"),
     ("minisgl.attention.base", "minisgl.core"),
     ("minisgl.attention.fi", "minisgl.core"),
     ("minisgl.attention.torch_backend", "minisgl.core"),

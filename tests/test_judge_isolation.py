@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from judge.exercise import find_exercise, load_exercise
-from judge.isolation import DEFAULT_MEMORY_MB, Job, Limits, judge_batch, judge_isolated
+from judge.isolation import DEFAULT_MEMORY_MB, Judging, Limits, judge_isolated, local_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 TOY = ROOT / "tests" / "fixtures" / "toy"
@@ -47,12 +47,20 @@ HOSTILE = {
 LIMITS = Limits(run_s=30, test_s=3, memory_mb=DEFAULT_MEMORY_MB)
 
 
+def judge_toy(source: str, *, toy_engine: bool = True):
+    """The verdict of ``source`` for the toy exercise, judged in a fresh child (``toy_engine``: the toy
+    engine importable there)."""
+    ex = load_exercise(TOY / "exercises" / "toy-counter")
+    spec = local_spec([str(TOY)] if toy_engine else [])
+    return judge_isolated([Judging(ex, source)], limits=LIMITS, spec=spec)[0].verdict
+
+
 @pytest.fixture(scope="module")
 def verdicts():
     ex = load_exercise(TOY / "exercises" / "toy-counter")
-    jobs = [Job(ex, src, filename=f"{name}.py") for name, src in HOSTILE.items()]
-    out = judge_batch(jobs, LIMITS, extra_sys_path=[str(TOY)])
-    return dict(zip(HOSTILE, out))
+    judgings = [Judging(ex, src, filename=f"{name}.py") for name, src in HOSTILE.items()]
+    out = judge_isolated(judgings, limits=LIMITS, spec=local_spec([str(TOY)]))
+    return dict(zip(HOSTILE, [o.verdict for o in out]))
 
 
 def first_bad(v):
@@ -147,8 +155,9 @@ def test_real_engine_hostile_then_clean():
     loop = ref_copy.replace("{pre}", "        while True:\n            pass\n")
     delete = ref_copy.replace("{pre}", "        import sys\n        for m in [m for m in sys.modules if "
                                        "m.startswith('minisgl')]:\n            del sys.modules[m]\n")
-    jobs = [Job(ex, loop, "loop.py", run_only=True), Job(ex, delete, "delete.py"), Job(ex, None, "reference.py")]
-    v_loop, v_delete, v_ref = judge_batch(jobs, Limits(run_s=60, test_s=3))
+    judgings = [Judging(ex, loop, "loop.py", run_only=True), Judging(ex, delete, "delete.py"),
+                Judging(ex, None, "reference.py")]
+    v_loop, v_delete, v_ref = [o.verdict for o in judge_isolated(judgings, limits=Limits(run_s=60, test_s=3))]
     assert v_loop.status == "timeout"
     assert v_delete.status in ("accepted", "runtime_error") and v_delete.status != "internal_error"
     assert v_ref.status == "accepted"
@@ -156,9 +165,8 @@ def test_real_engine_hostile_then_clean():
 
 def test_child_failure_before_learner_code_is_internal_error(tmp_path):
     """If the judge's child cannot even start the job, the verdict is ours, not the learner's."""
-    ex = load_exercise(TOY / "exercises" / "toy-counter")
-    # no extra_sys_path: the toy engine cannot be imported, so the exercise is broken for this judge
-    v = judge_isolated(ex, GOOD, limits=LIMITS)
+    # the toy engine cannot be imported, so the exercise is broken for this judge
+    v = judge_toy(GOOD, toy_engine=False)
     assert v.status == "internal_error"
     assert "toyengine" in v.message
 
@@ -188,7 +196,7 @@ def test_working_dir_and_temporary_files_are_private_and_removed():
                     "    open('here.txt', 'w').write('x')\n"
                     "    print('CWD', os.getcwd(), 'TMP', tempfile.gettempdir())\n"
                     "    return [v * k for v in values]\n")
-    v = judge_isolated(_toy(), src, limits=LIMITS, extra_sys_path=[str(TOY)])
+    v = judge_toy(src)
     assert v.status == "accepted", v.message
     words = v.tests[0].output.split()
     cwd, tmp = words[words.index("CWD") + 1], words[words.index("TMP") + 1]
@@ -207,7 +215,7 @@ def test_sitecustomize_and_python_variables_are_ignored(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONSTARTUP", str(tmp_path / "sitecustomize.py"))
     wrong = with_body("    import builtins\n    print('HIJACKED', hasattr(builtins, '__judge_hijacked__'))\n"
                       "    return [v * k + 1 for v in values]\n")
-    v = judge_isolated(_toy(), wrong, limits=LIMITS, extra_sys_path=[str(TOY)])
+    v = judge_toy(wrong)
     assert v.status == "wrong_answer"
     assert "HIJACKED False" in v.tests[0].output
 
@@ -217,7 +225,6 @@ def test_nothing_outlives_the_verdict_and_the_exit_is_bounded(namespaces):
     """A forked child that keeps the judge's pipe open and sleeps: the verdict still comes (the exit after
     it has its own deadline) and the sleeper is gone, with and without a PID namespace."""
     from judge import sandbox
-    from judge.isolation import local_spec
 
     if namespaces and not sandbox.namespaces_available(trusted=False):
         pytest.skip("no PID namespaces on this machine (unshare refused)")
@@ -230,7 +237,8 @@ def test_nothing_outlives_the_verdict_and_the_exit_is_bounded(namespaces):
     spec = local_spec([str(TOY)])
     spec.namespaces = namespaces
     t0 = time.monotonic()
-    v = judge_batch([Job(_toy(), src, "sleeper.py")], Limits(run_s=30, test_s=5, exit_s=2), spec=spec)[0]
+    limits = Limits(run_s=30, test_s=5, exit_s=2)
+    v = judge_isolated([Judging(_toy(), src, "sleeper.py")], limits=limits, spec=spec)[0].verdict
     assert v.status == "accepted", v.message
     assert time.monotonic() - t0 < 25
     assert not _processes_with(tag), "the forked sleeper outlived the verdict"
@@ -263,5 +271,5 @@ def test_a_verdict_forged_after_the_code_ran_is_never_an_internal_error():
                     "        except OSError:\n"
                     "            pass\n"
                     "    os._exit(0)\n")
-    v = judge_isolated(_toy(), src, limits=LIMITS, extra_sys_path=[str(TOY)])
+    v = judge_toy(src)
     assert v.status == "runtime_error"

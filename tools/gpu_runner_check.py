@@ -51,7 +51,8 @@ class HostSides(LocalExecutor):
     kind = "host-sides"
     MASK = ()
     MEASURES = [m for m in DockerExecutor.MEASURES if m not in ("docker", "read-only-root", "no-network")]
-    judge_sides = DockerExecutor.judge_sides
+    trusted_verdict = DockerExecutor.trusted_verdict
+    run_sides = DockerExecutor.run_sides
 
 
 def judge(executor, slot: Slot, code: str, exercise: str) -> dict:

@@ -10,7 +10,7 @@ import functools
 from flask import Blueprint, current_app, jsonify, request
 
 from judge.exercise import DIFFICULTIES, SLUG_RE
-from judge.verdict import MODES
+from judge.modes import MODES
 
 from .catalog import Catalog, Entry, Filters
 from .errors import ApiError

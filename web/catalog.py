@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.exercise import Chapter, Exercise, default_exercises_dir, list_exercises, load_chapters
-from judge.verdict import MODES
+from judge.modes import MODES
 
 from .rendering import markdown_html
 

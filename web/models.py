@@ -20,7 +20,6 @@ from .db import utcnow
 QUEUED, RUNNING, DONE, CANCELLED = "queued", "running", "done", "cancelled"
 STATES = (QUEUED, RUNNING, DONE, CANCELLED)
 FINAL_STATES = (DONE, CANCELLED)
-SUBMISSION_MODES = ("gpu", "cpu")
 
 
 class Base(DeclarativeBase):

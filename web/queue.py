@@ -29,6 +29,7 @@ from typing import Any
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import aliased
 
+from judge.modes import judge_mode
 from judge.verdict import Verdict
 
 from .db import Database, utcnow
@@ -330,8 +331,7 @@ class Queue:
 
 
 def gave_up_verdict(exercise: str, mode: str, run_only: bool, attempts: int) -> dict[str, Any]:
-    v = Verdict(status="internal_error", exercise=exercise, mode="gpu" if mode == "gpu" else "local", run=run_only,
-                message=(f"The grading server tried to judge this submission {attempts} times and no runner "
-                         "finished it (runners stopped or lost contact). This is not your fault: submit again, "
-                         "or tell the course staff."))
-    return v.finalize().to_dict()
+    return Verdict.failure("internal_error", f"The grading server tried to judge this submission {attempts} times and "
+                           "no runner finished it (runners stopped or lost contact). This is not your fault: submit "
+                           "again, or tell the course staff.", exercise=exercise, mode=judge_mode(mode),
+                           run=run_only).to_dict()

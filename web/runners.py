@@ -25,11 +25,13 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, request
 from sqlalchemy import update
 
+from judge.modes import SUBMISSION_MODES
+
 from .auth import require_runner
 from .db import utcnow
 from .errors import ApiError, json_object_or_empty
 from .grading import Grading, ready_grading
-from .models import SUBMISSION_MODES, Runner
+from .models import Runner
 from .queue import NOT_YOURS, LeaseLost
 from .results import checked_verdict
 

@@ -23,16 +23,16 @@ from flask import Blueprint, Response, current_app, g, request, url_for
 from sqlalchemy import select
 
 from judge.exercise import ExerciseError, list_exercises
+from judge.modes import SUBMISSION_MODES, judge_mode
 
 from .auth import current_user, require_user
 from .errors import ApiError, json_object
 from .grading import Grading, ready_grading
-from .models import DONE, FINAL_STATES, SUBMISSION_MODES, Submission
+from .models import DONE, FINAL_STATES, Submission
 from .queue import Refused
 from .watch import stream
 
 bp = Blueprint("submissions", __name__)
-JUDGE_MODE = {"gpu": "gpu", "cpu": "local"}  # a submission's mode -> the exercise mode it needs
 FIELDS = {"exercise", "code", "mode", "run"}
 
 
@@ -109,7 +109,7 @@ def create():
         raise ApiError(404, "unknown_exercise", f"No exercise {exercise[:80]!r}.")
     if mode not in SUBMISSION_MODES:
         raise ApiError(400, "bad_mode", f"'mode' must be one of {list(SUBMISSION_MODES)}.")
-    if JUDGE_MODE[mode] not in modes[exercise]:
+    if judge_mode(mode) not in modes[exercise]:
         raise ApiError(400, "mode_not_supported", f"Exercise {exercise!r} is not judged in mode {mode!r}.")
     if not isinstance(run, bool):
         raise ApiError(400, "bad_run", "'run' must be true (the visible examples only) or false (every test).")

@@ -53,10 +53,10 @@ def run_job(job_json, emit):
         except Exception as e:  # noqa: BLE001 - the exercise's fault, never the learner's
             from judge.verdict import Trust, Verdict
 
-            v = Verdict(status="internal_error", exercise=exercise.slug, mode="browser", run=bool(job.get("run_only")),
-                        message=f"The exercise's reference solution could not be read: {type(e).__name__}: {e}",
-                        trust=Trust(level="advisory", measures=["in-process"]))
-            return json.dumps({"verdict": v.finalize().to_dict()})
+            v = Verdict.failure("internal_error", f"The exercise's reference solution could not be read: "
+                                f"{type(e).__name__}: {e}", exercise=exercise.slug, mode="browser",
+                                run=bool(job.get("run_only")), trust=Trust(level="advisory", measures=["in-process"]))
+            return json.dumps({"verdict": v.to_dict()})
     seed = job.get("seed")
     seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
     limits = {"test_s": exercise.test_time_limit, "run_s": exercise.time_limit}

@@ -19,7 +19,7 @@ import threading
 import uuid
 from pathlib import Path
 
-from runner.executors import Executor, Outcome, Slot
+from runner.executors import Executor, JobResult, Slot
 
 
 class SleepyExecutor(Executor):
@@ -31,11 +31,11 @@ class SleepyExecutor(Executor):
         self.lo = float(os.environ.get("SLEEPY_MIN", "0.05"))
         self.hi = float(os.environ.get("SLEEPY_MAX", "0.3"))
 
-    def judge(self, job, slot: Slot, cancel: threading.Event) -> Outcome:
+    def judge(self, job, slot: Slot, cancel: threading.Event) -> JobResult:
         if started := os.environ.get("SLEEPY_STARTED"):
             (Path(started) / str(job["id"])).touch()
         if cancel.wait(random.uniform(self.lo, self.hi)):
-            return Outcome(None, self.judged_on(job, slot), handback=True, reason="cancelled")
+            return JobResult(None, self.judged_on(job, slot), handback=True, reason="cancelled")
         verdict = {"status": "accepted", "exercise": job["exercise"], "mode": "local",
                    "message": f"{job['code']}|{uuid.uuid4().hex}",
                    "tests": [{"name": "test_sleep", "status": "pass"}]}
@@ -43,4 +43,4 @@ class SleepyExecutor(Executor):
             verdict["metrics"] = [1]
         if "nan-verdict" in job["code"]:
             verdict["metrics"] = {"decode_ms": math.nan}
-        return Outcome(verdict, self.judged_on(job, slot))
+        return JobResult(verdict, self.judged_on(job, slot))

@@ -1,6 +1,6 @@
 """The docker executor against a real Docker daemon.
 
-1. The sandbox layer (``runner.sandbox.DockerSandbox.run_container``) with plain argv in the CPU job image:
+1. The sandbox layer (``runner.containers.DockerSandbox.run_container``) with plain argv in the CPU job image:
    the container's confinement, its limits, the wall-clock kill, the results read from ``/out`` only.
 2. Hostile submissions judged by a real runner process (docker executor) for a real site: each gets the
    right status, nothing leaks, nothing is left running, and a correct submission judged next is accepted.
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from runner.sandbox import LABEL, ContainerLimits, DockerSandbox
+from runner.containers import LABEL, ContainerLimits, DockerSandbox
 from tests.server.pieces import wait_for
 
 PY = ["python", "-c"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge.exercise import DIFFICULTIES, SLUG_RE
-from judge.verdict import MODES
+from judge.modes import MODES
 
 from ..api import MAX_ID, MAX_PARAM, VERSION
 

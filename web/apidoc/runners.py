@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import SUBMISSION_MODES
+from judge.modes import SUBMISSION_MODES
+
 from .common import errors_doc, ok_doc
 
 _RUNNER = [{"runnerToken": []}]

@@ -1,4 +1,4 @@
-"""Run one argv in a fresh Docker container: the runner's sandbox, knowing nothing about judging.
+"""Run one argv in a fresh Docker container: the runner's job containers, knowing nothing about judging.
 
 ``DockerSandbox.run_container(argv, files_in, limits)`` returns what the container left in its output
 folder, its exit status, and whether it was killed at the wall clock. Every container:
@@ -57,11 +57,11 @@ class ContainerResult:
     log_tail: str = ""
 
 
-class SandboxError(Exception):
+class ContainerError(Exception):
     """The sandbox itself failed (the daemon, the image): never the fault of what ran inside."""
 
 
-def _read_out(folder: Path, cap_bytes: int) -> dict[str, bytes]:
+def read_out(folder: Path, cap_bytes: int) -> dict[str, bytes]:
     """Regular files directly in ``folder``: never a symlink, FIFO or device, at most ``cap_bytes`` in all."""
     out: dict[str, bytes] = {}
     budget = cap_bytes
@@ -130,16 +130,16 @@ class DockerSandbox:
         return self._ncpu
 
     def check_image(self) -> str:
-        """The image's id; SandboxError (saying how to build it) when it is missing."""
+        """The image's id; ContainerError (saying how to build it) when it is missing."""
         import docker
 
         try:
             return self.client.images.get(self.image).id
         except docker.errors.ImageNotFound:
-            raise SandboxError(f"Docker image {self.image!r} not found: build it first (docs/deploy.md, "
+            raise ContainerError(f"Docker image {self.image!r} not found: build it first (docs/deploy.md, "
                                "'python docker/build.py job').") from None
         except docker.errors.DockerException as e:
-            raise SandboxError(f"Docker is not reachable: {e}") from None
+            raise ContainerError(f"Docker is not reachable: {e}") from None
 
     def remove_leftovers(self) -> int:
         """Remove containers a previous run of this runner left behind (it was killed mid-job)."""
@@ -208,9 +208,9 @@ class DockerSandbox:
                 container = self.client.containers.create(self.image, **kwargs)
                 container.start()
             except docker.errors.DockerException as e:
-                raise SandboxError(f"could not start a container from {self.image!r}: {e}") from None
+                raise ContainerError(f"could not start a container from {self.image!r}: {e}") from None
             result = self._watch(container, out_dir, limits, cancel, t0)
-            result.files_out = _read_out(out_dir, limits.out_mb * mb)
+            result.files_out = read_out(out_dir, limits.out_mb * mb)
             return result
         finally:
             if container is not None:
@@ -267,5 +267,5 @@ class DockerSandbox:
             result.log_tail = container.logs(tail=40).decode("utf-8", "replace")[-4000:]
         except docker.errors.DockerException as e:
             if "error" in status and not result.timed_out:
-                raise SandboxError(f"lost the container: {status['error']} / {e}") from None
+                raise ContainerError(f"lost the container: {status['error']} / {e}") from None
         return result
