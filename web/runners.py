@@ -20,6 +20,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from flask import Blueprint, Response, current_app, g, request
@@ -59,11 +61,17 @@ def _leased() -> tuple[Grading, dict[str, Any], str]:
     return grading, data, lease
 
 
-def _lost(e: LeaseLost, job_id: int, message: str) -> ApiError:
-    if e.reason == NOT_YOURS:
-        return ApiError(403, NOT_YOURS, f"Job {job_id} was claimed by another runner: this runner may not act on "
-                        "its lease. Nothing was changed.")
-    return ApiError(409, "lease_lost", message, reason=e.reason)
+@contextmanager
+def _on_lease(job_id: int, lost: str) -> Iterator[None]:
+    """Around a queue call made with a lease: a lost lease is a 409 (``lost`` says so, with ``{reason}``), another
+    runner's lease a 403; either way nothing was changed."""
+    try:
+        yield
+    except LeaseLost as e:
+        if e.reason == NOT_YOURS:
+            raise ApiError(403, NOT_YOURS, f"Job {job_id} was claimed by another runner: this runner may not act "
+                           "on its lease. Nothing was changed.") from None
+        raise ApiError(409, "lease_lost", f"Job {job_id}: " + lost.format(reason=e.reason), reason=e.reason) from None
 
 
 def _seen(grading: Grading, runner: Runner, modes: list[str] | None = None, gpu: str | None = None,
@@ -120,10 +128,8 @@ def claim():
 def heartbeat(job_id: int):
     grading, _, lease = _leased()
     _seen(grading, g.runner)
-    try:
+    with _on_lease(job_id, "the lease is lost ({reason}); stop working on it."):
         seconds = grading.queue.heartbeat(job_id, lease, g.runner.id)
-    except LeaseLost as e:
-        raise _lost(e, job_id, f"Job {job_id}: the lease is lost ({e.reason}); stop working on it.") from None
     return {"lease_seconds": seconds}
 
 
@@ -138,10 +144,8 @@ def result(job_id: int):
                        field="judged_on")
     judged_on = {**(judged_on or {}), "runner": g.runner.name}
     _seen(grading, g.runner)
-    try:
+    with _on_lease(job_id, "this lease is stale ({reason}); the result was not stored."):
         stored = grading.queue.store_result(job_id, lease, g.runner.id, verdict, judged_on)
-    except LeaseLost as e:
-        raise _lost(e, job_id, f"Job {job_id}: this lease is stale ({e.reason}); the result was not stored.") from None
     return {"stored": stored}
 
 
@@ -155,8 +159,6 @@ def release(job_id: int):
     message = data.get("message", "")
     if not isinstance(message, str):
         raise ApiError(400, "bad_message", "'message' must be a string.")
-    try:
+    with _on_lease(job_id, "the lease is lost ({reason})."):
         state = grading.queue.release(job_id, lease, g.runner.id, failed=reason == "failed")
-    except LeaseLost as e:
-        raise _lost(e, job_id, f"Job {job_id}: the lease is lost ({e.reason}).") from None
     return {"released": True, "status": state}
