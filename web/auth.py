@@ -23,6 +23,7 @@ from typing import Any
 
 from flask import abort, g, redirect, request, session, url_for
 from sqlalchemy import select, update
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .db import Database, utcnow
@@ -224,7 +225,7 @@ def current_user() -> User | None:
             row = s.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
             if row is None or row.revoked_at is not None or row.user.disabled:
                 raise ApiError(401, "unauthorized", "Unknown or revoked API token.")
-            g.user, g.via_token = row.user, True
+            g.user, g.via_token, g.token_id = row.user, True, row.id
             token_id, last_used = row.id, row.last_used_at
         now = utcnow()
         if last_used is None or now - last_used > dt.timedelta(minutes=1):
@@ -242,6 +243,30 @@ def current_user() -> User | None:
         else:
             session.clear()
     return g.user
+
+
+def credential_check() -> Callable[[], bool]:
+    """For a long-lived response (an event stream): a check, to call now and then, that the credential this
+    request came with still holds: its API token not revoked, or its session not ended (logged out, password
+    changed), and its user not disabled. A database that cannot be asked counts as yes (the caller retries)."""
+    db, user_id = _db(), g.user.id
+    token_id = g.get("token_id") if g.get("via_token") else None
+    epoch = None if token_id is not None else session.get("epoch")
+
+    def still_valid() -> bool:
+        try:
+            with db.session() as s:
+                user = s.get(User, user_id)
+                if user is None or user.disabled:
+                    return False
+                if token_id is not None:
+                    return s.scalar(select(ApiToken.id).where(ApiToken.id == token_id,
+                                                             ApiToken.revoked_at.is_(None))) is not None
+                return user.session_epoch == epoch
+        except SQLAlchemyError:
+            return True
+
+    return still_valid
 
 
 def login_session(user: User) -> None:

@@ -71,10 +71,12 @@ def _sse(event: str, data: dict[str, Any], n: int) -> str:
 
 
 def stream(board: Board, sub_id: int, read: Callable[[], tuple[str, dict[str, Any]]],
-           heartbeat: float) -> Iterator[str]:
+           heartbeat: float, still_valid: Callable[[], bool] = lambda: True,
+           recheck: float = 5.0) -> Iterator[str]:
     """The SSE stream of one submission: an event with its whole row (``read()``) when its state changes, its
     queue position at most every ``POSITION_EVERY_S``, a heartbeat comment when idle; it ends when the
-    submission does (or after an hour: the browser reconnects)."""
+    submission does (or after an hour: the browser reconnects), and, with no event, as soon as
+    ``still_valid()`` (asked every ``recheck`` s) says that the credential it was opened with is gone."""
     read_at = 0.0  # when this stream last started reading its own row
 
     def full() -> tuple[str, dict[str, Any]]:
@@ -87,9 +89,14 @@ def stream(board: Board, sub_id: int, read: Callable[[], tuple[str, dict[str, An
     status, data = None, None
     seen = board.hub.version
     until = time.monotonic() + 3600  # a stream lasts an hour at most; the browser reconnects
+    checked = time.monotonic()
     board.add(sub_id)
     try:
         while time.monotonic() < until:
+            if time.monotonic() - checked >= recheck:
+                if not still_valid():
+                    return  # the token was revoked, the session ended or the user disabled
+                checked = time.monotonic()
             wait_more = None
             try:
                 now = board.get(sub_id, read_at) if status is not None else None
@@ -119,6 +126,7 @@ def stream(board: Board, sub_id: int, read: Callable[[], tuple[str, dict[str, An
                 yield ": heartbeat\n\n"
                 last_sent = time.monotonic()
                 continue
+            wait = min(wait, max(0.0, recheck - (time.monotonic() - checked)))
             if wait_more is not None and wait_more > 0:
                 time.sleep(min(wait_more, wait))  # then look again (the position may have moved more)
                 continue

@@ -12,7 +12,7 @@ from sqlalchemy import inspect
 from web import db as dbm
 from web.models import Base
 
-TABLES = {"users", "api_tokens", "invites", "runners", "submissions", "settings", "alembic_version"}
+TABLES = {"users", "api_tokens", "invites", "runners", "submissions", "settings", "event_streams", "alembic_version"}
 
 
 def _empty_url(backend, request, tmp_path) -> str:
