@@ -4,11 +4,13 @@ A stream takes a slot (a row of ``event_streams``) before its response starts, a
 is closed: when the stream ends (done, cancelled, its hour, its credentials gone) or when the server notices the
 client has gone (its next write fails: at the latest one heartbeat later). Each process renews the ``seen_at``
 of its own slots every ``RENEW_S`` in one statement; a slot not renewed for ``STALE_S`` (its process was killed)
-no longer counts, and the next stream opened deletes it. So the count is right across gunicorn workers and
+no longer counts, and is deleted by a later stream opened. So the count is right across gunicorn workers and
 hosts, and a crash frees its slots within ``STALE_S``.
 
-Taking a slot is serialised site-wide (SQLite: the write lock; PostgreSQL: a transaction-level advisory lock),
-so that two streams opened at once cannot both take the last one.
+Taking a slot is serialised per account (SQLite: the write lock; PostgreSQL: the user's row, ``FOR UPDATE``),
+so that two streams of one account opened at once cannot both take its last slot. The site-wide count is not
+serialised (a lock for every stream opened on the site made 300 at once queue for the database for seconds):
+streams of different accounts opened in the same instant may pass ``total`` by as many as are being opened.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ import datetime as dt
 import logging
 import threading
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import case, delete, func, select, update
 
 from .db import Database, utcnow
-from .models import EventStream
+from .models import EventStream, User
 
 RENEW_S = 10.0  # how often a process renews its slots
-STALE_S = 3 * RENEW_S  # a slot not renewed for this long is a dead process's
-LOCK_KEY = 0x6D73_7374  # the advisory lock taken on PostgreSQL while a slot is taken ("msst")
+STALE_S = 3 * RENEW_S  # a slot not renewed for this long is a dead process's (no longer counted, then deleted)
+OPENING = 4  # slots being taken at once by one process (each holds a database connection meanwhile)
 log = logging.getLogger(__name__)
 
 
@@ -43,22 +45,27 @@ class Slots:
         self.db, self.per_user, self.total = db, per_user, total
         self._mine: set[int] = set()
         self._lock = threading.Lock()
+        self._opening = threading.BoundedSemaphore(OPENING)
+        self._swept = dt.datetime.min  # when this process last deleted dead slots
         self._renewer: threading.Thread | None = None
 
     def take(self, user_id: int, submission_id: int) -> int:
-        """A slot for a new stream of ``user_id`` (its id), or ``Full``."""
+        """A slot for a new stream of ``user_id`` (its id), or ``Full``. At most ``OPENING`` at once per process:
+        a burst of streams opened (300 at once) must not take every pooled connection from other requests."""
         self._start_renewer()
-        now = utcnow()
-        alive = now - dt.timedelta(seconds=STALE_S)
-        with self.db.session(write_lock=True) as s:
+        with self._opening, self.db.session(write_lock=True) as s:
+            now = utcnow()
+            if now - self._swept > dt.timedelta(seconds=RENEW_S):
+                s.execute(delete(EventStream).where(EventStream.seen_at < now - dt.timedelta(seconds=STALE_S)))
+                self._swept = now
             if not self.db.is_sqlite:
-                s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
-            s.execute(delete(EventStream).where(EventStream.seen_at < alive))
-            mine = s.scalar(select(func.count()).select_from(EventStream).where(EventStream.user_id == user_id))
+                s.execute(select(User.id).where(User.id == user_id).with_for_update())
+            alive = EventStream.seen_at >= now - dt.timedelta(seconds=STALE_S)
+            mine, every = s.execute(select(func.count(case((EventStream.user_id == user_id, 1))), func.count())
+                                    .where(alive)).one()
             if mine >= self.per_user:
                 raise Full("too_many_streams", f"You have {mine} event streams open, the most one account may "
                            "have: close one (another tab?), or poll GET /api/v1/submissions/<id> instead.")
-            every = s.scalar(select(func.count()).select_from(EventStream))
             if every >= self.total:
                 raise Full("streams_full", f"The site has {every} event streams open, the most it serves: try "
                            "again shortly, or poll GET /api/v1/submissions/<id> instead.")

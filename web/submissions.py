@@ -219,13 +219,14 @@ def status():
     grading = ready_grading()
     runners = grading.queue.runners_online()
     user = current_user() if request.headers.get("Authorization") is None else None
-    with grading.db.session() as s:
+    with grading.db.session() as s:  # one session for both (under load, each checkout waits its turn)
         queued = s.query(Submission).filter(Submission.state == "queued").count()
+        paused = grading.queue.intake_paused(s)
     return {
         "runners": len(runners),
         "gpus": sorted({r.gpu for r in runners if r.gpu}),
         "modes": sorted({m for r in runners for m in r.modes.split(",") if m}),
-        "intake_open": not grading.queue.intake_paused(),
+        "intake_open": not paused,
         "queued": queued,
         "logged_in": user is not None,
         "login_url": url_for("accounts.login"),

@@ -15,13 +15,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from .db import Database
 from .models import CANCELLED, DONE, QUEUED, Submission
 from .notify import Hub
-from .queue import queued_ahead
 
 POSITION_EVERY_S = 1.0  # a stream sends a queue-position change at most this often (state changes at once)
 MAX_AGE_S = 5.0  # a snapshot is re-read after this long even without a change (a lost notification)
@@ -57,11 +56,16 @@ class Board:
                 ids = list(self.watched)
                 started = time.monotonic()
                 # one statement, so one snapshot: state and position must agree (two statements under
-                # PostgreSQL's READ COMMITTED saw a job queued, then claimed before its position was counted)
+                # PostgreSQL's READ COMMITTED saw a job queued, then claimed before its position was counted).
+                # The positions come from one pass over the queue (a window), not a count per watched row: with
+                # 300 watchers and 200 queued, that was 300 index ranges per read, at every claim.
+                queue = (select(Submission.id, func.row_number().over(order_by=Submission.id).label("pos"))
+                         .where(Submission.state == QUEUED).subquery())
                 with self.db.session() as s:
-                    rows = s.execute(select(Submission.id, Submission.state, queued_ahead(Submission.id))
+                    rows = s.execute(select(Submission.id, Submission.state, queue.c.pos)
+                                     .outerjoin(queue, queue.c.id == Submission.id)
                                      .where(Submission.id.in_(ids))).all()
-                self._snap = {sid: (state, n + 1 if state == QUEUED else None) for sid, state, n in rows}
+                self._snap = {sid: (state, pos if state == QUEUED else None) for sid, state, pos in rows}
                 self._version, self._at = version, started
             return self._snap.get(sub_id)
 
