@@ -219,8 +219,6 @@ def load(world: World, judge_s: float) -> dict:
     probes = out.get(timeout=60)
     prober.join(30)
     held = [(kind, lat) for kind, t0, lat in probes if t_open <= t0 <= t_done]
-    if os.environ.get("BENCH_DEBUG"):
-        print([(kind, round(t0 - t_open, 1), round(lat, 2)) for kind, t0, lat in probes if lat > 0.3])
     lat = {k: [x for kind, x in held if kind == k] for k in ("grading", "page")}
     seen = sum(1 for st in streams if st.events and st.events[-1].name == "done")
     assert got == LOAD_JOBS
@@ -245,8 +243,7 @@ def run(kind: str, pg: PgCluster | None, load_only: bool = False, judge_s: float
         return out
     finally:
         world.close()
-        if not os.environ.get("BENCH_KEEP"):
-            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:

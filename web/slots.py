@@ -2,7 +2,7 @@
 
 A stream takes a slot (a row of ``event_streams``) before its response starts, and frees it when the response
 is closed: when the stream ends (done, cancelled, its hour, its credentials gone) or when the server notices the
-client has gone (its next write fails: at the latest one heartbeat later). Each process renews the ``seen_at``
+client has gone (a write fails: within a heartbeat or two). Each process renews the ``seen_at``
 of its own slots every ``RENEW_S`` in one statement; a slot not renewed for ``STALE_S`` (its process was killed)
 no longer counts, and is deleted by a later stream opened. So the count is right across gunicorn workers and
 hosts, and a crash frees its slots within ``STALE_S``.
