@@ -1,4 +1,5 @@
-# The site: Flask on gunicorn (threads: Server-Sent Events hold a thread each while they wait).
+# The site: Flask on gunicorn's gevent workers (an open Server-Sent Events stream is a greenlet, not a thread:
+# a worker holds up to --worker-connections of them and still answers everything else; docs/deploy.md).
 # Context: the repository root.
 ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
@@ -19,6 +20,6 @@ RUN /usr/sbin/useradd --system --uid 10002 --user-group --home-dir /var/lib/prac
 USER practice
 EXPOSE 8000
 ENTRYPOINT ["site-entrypoint"]
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gthread", "--threads", "128", \
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gevent", "--worker-connections", "1000", \
      "--timeout", "120", "--graceful-timeout", "30", "--keep-alive", "30", "--access-logfile", "-", \
      "web:create_app()"]

@@ -26,7 +26,7 @@ from typing import Any
 
 from flask import abort, current_app, g, redirect, request, session, url_for
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -299,17 +299,33 @@ def current_user() -> User | None:
     return g.user
 
 
-def credential_alive(credential: tuple[str, int] | None) -> bool:
+def credential_alive(credential: tuple[str, int] | None, db: Database | None = None) -> bool:
     """Whether what authenticated a request (``g.credential``) still would: the token not revoked, the session
     not ended, the user not disabled."""
     if credential is None:
         return False
+    db = db or _db()
     kind, row_id = credential
     if kind == "session":
-        return sessions.session_alive(_db(), row_id)
-    with _db().session() as s:
+        return sessions.session_alive(db, row_id)
+    with db.session() as s:
         row = s.get(ApiToken, row_id)
         return row is not None and row.revoked_at is None and not row.user.disabled
+
+
+def credential_check() -> Callable[[], bool]:
+    """For a long-lived response (an event stream): a check, to call now and then, that the credential this
+    request came with still holds (``credential_alive``). A database that cannot be asked counts as yes (the
+    caller retries)."""
+    db, credential = _db(), g.get("credential")
+
+    def still_valid() -> bool:
+        try:
+            return credential_alive(credential, db)
+        except SQLAlchemyError:
+            return True
+
+    return still_valid
 
 
 def login_session(user: User) -> None:

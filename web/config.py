@@ -25,6 +25,9 @@ DEFAULTS: dict[str, Any] = {
     "RATE_WINDOW_SECONDS": 60,
     "MAX_CODE_BYTES": 65536,  # a submission's source, UTF-8
     "SSE_HEARTBEAT_SECONDS": 15,  # a comment line on idle event streams
+    "STREAMS_PER_USER": 8,  # open event streams one account may have, across all workers; more get 429
+    "STREAMS_TOTAL": 1000,  # open event streams site-wide; more get 429 (size: docs/deploy.md)
+    "STREAM_RECHECK_SECONDS": 5,  # how often a live stream re-checks its credential (ends when it is gone)
     "CLAIM_WAIT_MAX_SECONDS": 20,  # the longest long-poll a runner may ask for
     "REAPER_SECONDS": 5,  # how often each site process returns expired leases (0: never; the claim does too)
     "POLL_SECONDS": 0.5,  # SQLite: how often each process looks for changes made by others

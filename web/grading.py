@@ -28,6 +28,7 @@ from . import db as dbm
 from .errors import ApiError
 from .notify import Hub
 from .queue import Queue, QueueConfig
+from .slots import Slots
 from .watch import Board
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ class Grading:
     queue: Queue
     hub: Hub
     board: Board
+    slots: Slots
     schema_ok: bool = False
     _reaper: threading.Thread | None = field(default=None, repr=False)
 
@@ -93,7 +95,8 @@ def init_grading(app: Flask) -> Grading:
     db = dbm.open_database(url)
     hub = Hub(db, poll_s=float(app.config["POLL_SECONDS"]))
     grading = Grading(db=db, queue=Queue(db, QueueConfig.from_app_config(app.config), hub), hub=hub,
-                      board=Board(db, hub))
+                      board=Board(db, hub), slots=Slots(db, int(app.config["STREAMS_PER_USER"]),
+                                                        int(app.config["STREAMS_TOTAL"])))
     app.extensions["grading"] = grading
     app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     app.config["SESSION_COOKIE_SECURE"] = bool(app.config["SESSION_COOKIE_SECURE"])

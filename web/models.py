@@ -160,3 +160,21 @@ class Setting(Base):
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text, default="")
+
+
+class EventStream(Base):
+    """An open ``/events`` stream: its slot, counted against the per-user and site-wide caps by every worker.
+
+    The process serving it renews ``seen_at`` every few seconds and deletes the row when the stream ends; the
+    row of a process that died stops being renewed, stops counting after ``web.slots.STALE_S`` and is deleted
+    by the next stream opened."""
+
+    __tablename__ = "event_streams"
+    __table_args__ = (Index("ix_event_streams_user_seen", "user_id", "seen_at"),
+                      Index("ix_event_streams_seen", "seen_at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    submission_id: Mapped[int] = mapped_column(Integer)
+    opened_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    seen_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)

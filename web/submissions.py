@@ -7,6 +7,7 @@
 - ``GET /submissions`` (yours; staff: ``?all=1``), ``GET /submissions/<id>``: status, queue position, verdict.
 - ``GET /submissions/<id>/events``: Server-Sent Events ``queued`` (with position), ``running``, then
   ``done`` (with the verdict) or ``cancelled``; a ``: heartbeat`` comment every ``SSE_HEARTBEAT_SECONDS``.
+  429 + ``Retry-After`` over ``STREAMS_PER_USER`` open streams of this account or ``STREAMS_TOTAL`` on the site.
 - ``POST /submissions/<id>/cancel``.
 - ``GET /grading``: whether the site has runners (the page shows "Judge on the GPU server" then).
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 from typing import Any
 
 from flask import Blueprint, Response, current_app, g, request, url_for
@@ -25,11 +27,12 @@ from sqlalchemy import select
 from judge.exercise import ExerciseError, list_exercises
 from judge.modes import SUBMISSION_MODES, judge_mode
 
-from .auth import current_user, require_user
+from .auth import credential_check, current_user, require_user
 from .errors import ApiError, json_object
 from .grading import Grading, ready_grading
 from .models import DONE, FINAL_STATES, Submission
 from .queue import Refused
+from .slots import Full
 from .watch import stream
 
 bp = Blueprint("submissions", __name__)
@@ -184,10 +187,18 @@ def cancel(sub_id: int):
 @bp.get("/api/v1/submissions/<rowid:sub_id>/events")
 @require_user
 def events(sub_id: int):
+    """The stream takes one of the user's (and the site's) stream slots first, else 429; the slot is freed when
+    the response is closed. It re-checks its credential every ``STREAM_RECHECK_SECONDS`` and ends without an
+    event when it is gone (the browser's reconnection then gets a 401)."""
     grading = ready_grading()
     with grading.db.session() as s:
         _own(s, sub_id)
     heartbeat = float(current_app.config["SSE_HEARTBEAT_SECONDS"])
+    still_valid = credential_check()
+    try:
+        slot = grading.slots.take(g.user.id, sub_id)
+    except Full as e:
+        raise ApiError(429, e.code, e.message, retry_after=max(1, math.ceil(heartbeat))) from None
 
     def full() -> tuple[str, dict[str, Any]]:
         with grading.db.session() as s:
@@ -195,8 +206,12 @@ def events(sub_id: int):
             data = submission_json(grading, s, sub, verdict=sub.state == DONE)
         return sub.state, data
 
-    return Response(stream(grading.board, sub_id, full, heartbeat), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    body = stream(grading.board, sub_id, full, heartbeat, still_valid,
+                  float(current_app.config["STREAM_RECHECK_SECONDS"]))
+    response = Response(body, mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    response.call_on_close(lambda: grading.slots.free(slot))
+    return response
 
 
 @bp.get("/api/v1/grading")
@@ -205,13 +220,14 @@ def status():
     grading = ready_grading()
     runners = grading.queue.runners_online()
     user = current_user() if request.headers.get("Authorization") is None else None
-    with grading.db.session() as s:
+    with grading.db.session() as s:  # one session for both (under load, each checkout waits its turn)
         queued = s.query(Submission).filter(Submission.state == "queued").count()
+        paused = grading.queue.intake_paused(s)
     return {
         "runners": len(runners),
         "gpus": sorted({r.gpu for r in runners if r.gpu}),
         "modes": sorted({m for r in runners for m in r.modes.split(",") if m}),
-        "intake_open": not grading.queue.intake_paused(),
+        "intake_open": not paused,
         "queued": queued,
         "logged_in": user is not None,
         "login_url": url_for("accounts.login"),

@@ -119,13 +119,15 @@ def fresh_database(kind: str, pg: PgCluster | None, folder: Path) -> str:
 
 @dataclass
 class Site:
-    """The site under gunicorn (gthread workers) on 127.0.0.1, as its own process group."""
+    """The site under gunicorn on 127.0.0.1, as its own process group: gevent workers as deployed
+    (docker/site.Dockerfile), or ``worker_class="gthread"`` with ``threads`` threads each."""
 
     database_url: str
     instance: Path
     workers: int = 2
     threads: int = 32
     env: dict[str, str] = field(default_factory=dict)
+    worker_class: str = "gevent"
     port: int = 0
     proc: subprocess.Popen | None = None
 
@@ -141,8 +143,10 @@ class Site:
         self.log = open(self.instance / f"site-{self.port}.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
-             "--worker-class", "gthread", "--threads", str(self.threads), "--timeout", "60",
-             "--graceful-timeout", "2", "--keep-alive", "30", "--chdir", str(ROOT), "web:create_app()"],
+             "--worker-class", self.worker_class, *(["--threads", str(self.threads)] if self.worker_class == "gthread"
+                                                    else ["--worker-connections", "1000"]),
+             "--timeout", "60", "--graceful-timeout", "2", "--keep-alive", "30", "--chdir", str(ROOT),
+             "web:create_app()"],
             env=env, stdout=self.log, stderr=self.log, start_new_session=True, cwd=str(ROOT))
         wait_http(self.url + "/api/v1/grading", timeout, self.proc)
         return self

@@ -24,16 +24,17 @@ class Stream:
 
 
 def watch(url: str, token: str, timeout: float = 120.0, stream: Stream | None = None,
-          session: requests.Session | None = None) -> Stream:
-    """Read the event stream until it ends (done or cancelled) or ``timeout``."""
+          session: requests.Session | None = None, chunk_size: int = 1, read_timeout: float = 30.0) -> Stream:
+    """Read the event stream until it ends (done or cancelled) or ``timeout``. A ``chunk_size`` over 1 reads
+    what each HTTP chunk brings at once (far less CPU for many streams; the response must be chunked)."""
     out = stream or Stream()
     http = session or requests
     deadline = time.monotonic() + timeout
     with http.get(url, headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}, stream=True,
-                  timeout=(5, 30)) as r:
+                  timeout=(5, read_timeout)) as r:
         r.raise_for_status()
         name, data = None, None
-        for raw in r.iter_lines(chunk_size=1, decode_unicode=True):
+        for raw in r.iter_lines(chunk_size=chunk_size, decode_unicode=True):
             if time.monotonic() > deadline:
                 break
             line = raw or ""

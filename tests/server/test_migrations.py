@@ -13,7 +13,7 @@ from web import db as dbm
 from web.models import Base
 
 TABLES = {"users", "api_tokens", "invites", "runners", "submissions", "settings", "sessions", "login_failures",
-          "alembic_version"}
+          "event_streams", "alembic_version"}
 
 
 def _empty_url(backend, request, tmp_path) -> str:

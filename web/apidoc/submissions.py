@@ -41,10 +41,13 @@ PATHS: dict[str, Any] = {
     "/api/v1/submissions/{sub_id}/events": {"get": {
         "operationId": "watchSubmission", "security": BEARER, "parameters": [_SID],
         "summary": "Server-Sent Events: `queued` (with position), `running`, then `done` (with the verdict) or "
-                   "`cancelled`; each event's data is the Submission. A `: heartbeat` comment every 15 s.",
+                   "`cancelled`; each event's data is the Submission. A `: heartbeat` comment every 15 s. "
+                   "An account may have 8 streams open at once (429 `too_many_streams` past it; the site as a "
+                   "whole: `streams_full`); a stream ends, with no event, within seconds of its token being "
+                   "revoked, its session ended or its account disabled.",
         "responses": {"200": {"description": "An event stream that ends after done or cancelled.",
                               "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                      **errors_doc(401, 404, 414, 503)},
+                      **errors_doc(401, 404, 414, 429, 503)},
     }},
     "/api/v1/submissions/{sub_id}/cancel": {"post": {
         "operationId": "cancelSubmission", "security": BEARER, "parameters": [_SID],
