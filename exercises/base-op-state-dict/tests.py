@@ -176,16 +176,17 @@ def test_missing_weights_raise_before_copying():
 
 
 def test_many_missing_weights_are_named():
-    """Eight weights missing: the message names at least the first five in sorted order."""
+    """Twelve weights missing: the message names at least the first five in sorted order (layers.10 and
+    layers.11 sort before layers.2, so the walk's order is not the sorted one)."""
     op = Node()
-    op.layers = OPList([RMSNorm(3 + i, 1e-6, torch.float32, CPU) for i in range(8)])
+    op.layers = OPList([RMSNorm(3 + i, 1e-6, torch.float32, CPU) for i in range(12)])
     try:
         op.load_state_dict({})
         message = None
     except KeyError as e:
         message = str(e)
     assert message is not None, "an empty state dict misses every weight: KeyError"
-    first = sorted(f"layers.{i}.weight" for i in range(8))[:5]
+    first = sorted(f"layers.{i}.weight" for i in range(12))[:5]
     named = [k for k in first if k in message]
     assert named == first, f"the KeyError must name the first five missing weights in sorted order: {first}"
 
@@ -208,6 +209,66 @@ def test_shape_mismatch_is_refused():
     assert "proj.weight" in message, f"the message must name the weight; it was: {message}"
     shapes = f"{rows}, {cols}" in message and f"1, {cols}" in message
     assert shapes, f"the message must show both shapes ({rows}, {cols}) and (1, {cols}); it was: {message}"
+
+
+def refused_shape(op: BaseOP, state: dict) -> tuple[str | None, str]:
+    """(the kind of error load_state_dict raised, its message): (None, "") if it raised none."""
+    try:
+        op.load_state_dict(state)
+    except ValueError as e:
+        return "ValueError", str(e)
+    except NotImplementedError:
+        raise
+    except RuntimeError as e:  # copy_ itself refusing the shape: the check was not made
+        return "RuntimeError", str(e)
+    return None, ""
+
+
+def test_same_size_other_shape_is_refused():
+    """Shapes are compared, not sizes: a transposed, a flattened or an unsqueezed tensor with as many elements
+    as the weight is refused with ValueError naming the weight and both shapes."""
+    g = rng()
+    rows, cols = g.randint(3, 6), g.randint(7, 9)
+    op = Node()
+    op.proj = Linear(cols, rows, False, torch.float32, CPU)
+    good = values(g, rows, cols)
+    for bad in (good.t().contiguous(), good.reshape(rows * cols), good.reshape(rows, cols, 1)):
+        shape = tuple(bad.shape)
+        kind, message = refused_shape(op, {"proj.weight": bad})
+        assert kind == "ValueError", (f"shape {shape} into a ({rows}, {cols}) weight (as many elements, another "
+                                      f"shape) must raise ValueError before copying; it raised {kind}: {message}")
+        assert "proj.weight" in message, f"the message must name the weight; it was: {message}"
+        shown = str(shape)[1:-1].rstrip(",") in message and f"{rows}, {cols}" in message
+        assert shown, f"the message must show both shapes {shape} and ({rows}, {cols}); it was: {message}"
+    kind, message = refused_shape(op, {"proj.weight": good})
+    assert kind is None, f"the weight's own shape ({rows}, {cols}) must load; it raised {kind}: {message}"
+
+
+def test_plain_lists_are_not_state():
+    """Python lists, tuples and dicts of ops or tensors are skipped (only an OPList is an op): their tensors get
+    no names, and loading needs none of them."""
+    g = rng()
+    op = Node()
+    op.proj = Linear(g.randint(2, 4), g.randint(5, 7), False, torch.float32, CPU)
+    op.shared = [Linear(3, 2, False, torch.float32, CPU), RMSNorm(4, 1e-6, torch.float32, CPU)]
+    op.pair = (values(g, 2, 3), values(g, 3, 2))
+    op.cache = [values(g, 2, 2)]
+    op.table = {"k": values(g, 2, 5)}
+    op.norm = RMSNorm(g.randint(5, 8), 1e-6, torch.float32, CPU)
+    got = names(op, "m.")
+    assert got == ["m.proj.weight", "m.norm.weight"], \
+        "only tensors and ops are state: plain lists, tuples and dicts (of ops or tensors) are skipped"
+    tree = random_tree(g)
+    tree.more = [random_tree(g, 2), values(g, 2, 2)]
+    got = names(tree)
+    assert got == list(walk(tree)), "a plain Python list attribute is skipped, whatever it holds"
+    state = {k: v.clone() for k, v in walk(tree).items()}
+    try:
+        tree.load_state_dict(state)
+        error = None
+    except (KeyError, ValueError) as e:
+        error = f"{type(e).__name__}: {e}"
+    assert error is None, f"a state dict without the list's tensors must load: they are not state; it raised {error}"
 
 
 def test_extra_keys_and_a_prefix():

@@ -169,6 +169,62 @@ def test_allocation_evicts_when_short():
     assert errors == [], "no page may be both cached and held: evicted pages leave the cache"
 
 
+def take(cm: CacheManager, n: int) -> tuple[list, str]:
+    """(the pages _take(n) returned, "" ) or ([], the RuntimeError it raised)."""
+    try:
+        return list(cm._take(n)), ""
+    except NotImplementedError:
+        raise
+    except RuntimeError as e:
+        return [], f"RuntimeError: {e}"
+
+
+def test_take_exactly_what_is_there():
+    """Boundaries: exactly n pages free (nothing cached, then with cached prefixes that must stay), and exactly n
+    pages free plus evictable: _take(n) succeeds each time and leaves nothing free."""
+    g = rng()
+    n = g.randint(5, 12)
+    cm = make(n, g.choice([1, 3]))
+    pages, raised = take(cm, n)
+    assert raised == "", f"{n} pages free, _take({n}) must return them all, not raise ({raised})"
+    got = (len(pages), len(set(pages)), cm.free_pages)
+    assert got == (n, n, 0), f"_take({n}) of {n} free: ({n} pages, {n} distinct, 0 left free)"
+    cm = make(n + 6, 3)
+    cache_some(cm, 6, 40)
+    pages, raised = take(cm, n)
+    assert raised == "", f"{n} pages free (and 6 cached), _take({n}) must return the free ones ({raised})"
+    kept = (len(pages), cm.free_pages, len(cm.prefix_cache.cached_pages))
+    assert kept == (n, 0, 6), f"exactly {n} free: _take({n}) takes them and evicts nothing (taken, free, cached)"
+    cm = make(n + 6, 3)
+    cache_some(cm, 6, 40)
+    pages, raised = take(cm, n + 6)
+    assert raised == "", f"{n} free + 6 evictable = {n + 6}: _take({n + 6}) must evict and succeed ({raised})"
+    got = (len(set(pages)), cm.free_pages, len(cm.prefix_cache.cached_pages))
+    assert got == (n + 6, 0, 0), f"_take({n + 6}) of exactly {n + 6} available: (distinct pages, free, cached)"
+    pages, raised = take(cm, 1)
+    assert raised.startswith("RuntimeError"), "nothing free and nothing cached: _take(1) must raise RuntimeError"
+
+
+def test_allocate_exactly_the_free_pages():
+    """A batch whose new positions need exactly every free page: allocated, nothing left free, nothing lost."""
+    g = rng()
+    p = 3
+    a, b = req(0, 0, g.randint(4, 9)), req(1, 0, g.randint(10, 15))
+    need = -(-a.device_len // p) + -(-b.device_len // p)
+    cm = make(need, p)
+    try:
+        cm.allocate([a, b])
+        raised = ""
+    except NotImplementedError:
+        raise
+    except RuntimeError as e:
+        raised = f"RuntimeError: {e}"
+    assert raised == "", f"the batch needs exactly the {need} free pages: allocate must not run out ({raised})"
+    a.cached_len, b.cached_len = a.device_len, b.device_len
+    got = (cm.free_pages, cm.integrity_errors([a, b]))
+    assert got == (0, []), f"the batch needs exactly the {need} free pages: all taken, each held once (free, errors)"
+
+
 def test_out_of_pages_raises():
     """Not enough pages even after eviction: RuntimeError."""
     cm = make(11, 3)

@@ -146,6 +146,27 @@ def test_last_token_has_no_kv():
     assert errors == [], "every page must be exactly one of free, cached or held"
 
 
+def test_eos_under_overlap_every_token_has_kv():
+    """Overlap scheduling, a request stopped at EOS: the batch in flight computed the EOS token too, so cached_len
+    is len(input_ids) and every token is offered (page size 1: all of them cached; page size 3: the whole pages)."""
+    g = rng()
+    for p in (1, 3):
+        cm = make(40, p)
+        prompt = [g.randrange(1, 500) for _ in range(g.randint(4, 9))]
+        gen = [g.randrange(1, 500) for _ in range(g.randint(2, 6))]
+        q = finish(cm, start(cm, 0, prompt), gen)
+        q.device_len = len(q.input_ids)  # the decode in flight computes the last token (EOS) ...
+        cm.allocate([q])
+        q.complete_one()  # ... and then cached_len == len(input_ids)
+        n = len(prompt) + len(gen)
+        cm.release(q)
+        errors = cm.integrity_errors([])
+        assert errors == [], f"page size {p}: every page must be exactly one of free, cached or held"
+        length = matched(cm, prompt + gen + [7])
+        assert length == n - n % p, (f"page size {p}: cached_len == len(input_ids) == {n}: every token has KV, "
+                                     f"so the cache must match {n - n % p} tokens (not one fewer)")
+
+
 def test_lock_is_released():
     """A finished request that matched a prefix no longer locks it: its pages can be evicted again."""
     cm = make(30, 1)

@@ -185,6 +185,42 @@ def test_first_come_first_served():
     assert admitted == (False, False, True)
 
 
+def test_a_refusal_after_an_admission_returns_the_batch():
+    """The first request is admitted, the second is refused for memory: the batch holds the first (it must be
+    computed: it is admitted and has left pending), the second waits, not admitted; the next call, with no memory
+    freed, returns None."""
+    g = rng()
+    pm = setup(50, num_pages=40)
+    a = add(pm, 0, g.randint(3, 8), out=g.randint(10, 20))
+    b = add(pm, 1, g.randint(9, 14), out=30)  # a's reservation leaves too little for b
+    batch = pm.schedule_next_batch()
+    assert batch is not None, "a was admitted and given its prompt: the batch holds it, even though b was refused"
+    got = [(r.uid, r.cached_len, r.device_len, r.chunked) for r in batch.reqs]
+    assert got == [(0, 0, a.prompt_len, False)], "the batch is [a, its whole prompt]; b, refused, is not in it"
+    state = ([q.uid for q in pm.pending], sorted(pm.admitted))
+    assert state == ([1], [0]), "(pending, admitted): b still waits, not admitted; a is admitted and left pending"
+    for r in batch.reqs:
+        r.complete_one()
+    again = pm.schedule_next_batch()
+    assert again is None, "no memory was freed: b still does not fit, nothing else is pending: None"
+    assert b.uid not in pm.admitted
+
+
+def test_no_admission_once_the_budget_is_spent():
+    """A prompt that uses the budget exactly ends the batch: the next request is not admitted (nothing reserved for
+    it) and not in the batch."""
+    g = rng()
+    n = g.randint(4, 9)
+    pm = setup(n)
+    add(pm, 0, n)
+    later = add(pm, 1, g.randint(2, 5))
+    got = step(pm)
+    assert got == [(0, 0, n, False)], f"a prompt of exactly the budget ({n}) is the whole batch, not chunked"
+    state = ([q.uid for q in pm.pending], sorted(pm.admitted), later.table_idx)
+    assert state == ([1], [0], -1), \
+        "(pending, admitted, its row): with no budget left the next request is not admitted (no row, no pages)"
+
+
 def test_admitted_once():
     """A chunked request is admitted once: its page-table row stays the same over its chunks."""
     pm = setup(4)

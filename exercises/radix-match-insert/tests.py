@@ -180,6 +180,25 @@ def test_match_refreshes_lru():
     assert freed == [10, 11, 12, 13], "X was used last (match_prefix sets last_access): Y is evicted first"
 
 
+def test_a_new_leaf_is_the_most_recently_used():
+    """insert gives the new leaf a new tick: an entry inserted after another (even after that one was matched) is
+    evicted after it. A leaf left at last_access 0 would look older than everything (page sizes 1 and 3)."""
+    g = rng()
+    for p in (1, 3):
+        x = [g.randrange(1, 200) for _ in range(2 * p)]
+        y = [g.randrange(200, 400) for _ in range(p * g.randint(1, 3))]
+        for touch in (False, True):
+            c = cache(p)
+            c.insert(x, slots(0, len(x)))
+            if touch:
+                c.match_prefix(x)
+            c.insert(y, slots(60, len(y)))
+            freed = sorted(c.evict(1))
+            what = "matched, then Y inserted" if touch else "then Y inserted"
+            assert freed == list(range(len(x) // p)), \
+                f"page size {p}: X inserted, {what}: Y's new leaf is the most recent, so X is evicted first"
+
+
 def test_insert_returns_what_was_cached():
     """insert returns the cached part; inserting again adds nothing; the page count follows."""
     r = rng()

@@ -94,6 +94,41 @@ def test_can_decode_stops_exactly_at_the_last_token():
         assert got == out, f"output_len={out}: the request must get exactly {out} tokens, it got {got}"
 
 
+def test_can_decode_reads_device_len_not_the_tokens_appended():
+    """Under overlap scheduling a sampled token reaches input_ids a step after complete_one: can_decode and
+    remain_len read device_len, never how many tokens were appended (output_len 1 and 2 first, then random)."""
+    g = rng()
+    for out in (1, 2, g.randint(3, 9)):
+        n = g.randint(2, 9)
+        r = Req(input_ids=[g.randrange(1, 500) for _ in range(n)], table_idx=1, cached_len=0, output_len=out, uid=5)
+        forwards = 0
+        while r.can_decode and forwards < out + 3:
+            r.complete_one()  # the forward ran; its token is still on the device
+            forwards += 1
+            left = out - forwards
+            assert r.remain_len == left, \
+                f"after {forwards} forwards of {out}, remain_len is {left}, the token not yet in input_ids included"
+            assert r.can_decode is (left > 0), \
+                f"after {forwards} forwards of {out} can_decode is {left > 0}: it reads remain_len, not input_ids"
+            if forwards > 1:
+                r.input_ids.append(7)  # the previous step's token arrives one step late
+        assert forwards == out, f"output_len={out}: exactly {out} forwards, not {forwards}"
+
+
+def test_output_ids_is_a_new_list():
+    """output_ids is a list (not an iterator or a tuple), and a new one: changing it leaves input_ids alone."""
+    g = rng()
+    prompt = [g.randrange(1, 500) for _ in range(g.randint(3, 9))]
+    new = [g.randrange(1, 500) for _ in range(g.randint(2, 5))]
+    r = Req(input_ids=list(prompt), table_idx=0, cached_len=0, output_len=9, uid=6)
+    r.input_ids.extend(new)
+    out = r.output_ids
+    assert type(out).__name__ == "list", "output_ids must be a list, as the engine returns it"
+    assert out == new, "output_ids are the tokens after the prompt"
+    out.append(1)
+    assert list(r.input_ids) == prompt + new, "output_ids must be a new list: appending to it changed input_ids"
+
+
 def test_chunked_prefill_moves_only_cached_len():
     """A chunk of a long prompt: complete_one caches the chunk and does not advance device_len."""
     g = rng()

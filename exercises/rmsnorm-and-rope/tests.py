@@ -119,6 +119,36 @@ def test_norm_float16_casts_before_scaling():
                              f" cast back to x's dtype before scaling")
 
 
+def normalised(x: torch.Tensor, eps: float) -> torch.Tensor:
+    """x / sqrt(mean(x^2) + eps) on the last dimension, in float32 (float64 sums), shaped [N, dim]."""
+    rows = []
+    for v in x.float().reshape(-1, x.shape[-1]).tolist():
+        r = math.sqrt(sum(a * a for a in v) / len(v) + eps)
+        rows.append([a / r for a in v])
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def test_norm_casts_to_x_dtype_not_the_weights():
+    """The weight and x in different dtypes: the normalised x is cast to x's dtype (not the weight's), then
+    scaled; the product's dtype is what PyTorch's promotion gives (float32 here, both ways round)."""
+    g = rng()
+    x = tensor(g, 5, 32)
+    norm = norm_of(g, 32, 1e-6, dtype=torch.float16)
+    got = norm.forward(x)
+    assert str(got.dtype) == "torch.float32", \
+        "float32 x, float16 weight: h stays float32 (x's dtype), weight * h is float32; cast to x's dtype, not the weight's"
+    close = torch.allclose(got, norm.weight.float() * normalised(x, 1e-6), rtol=1e-4, atol=1e-5)
+    assert close, "float32 x, float16 weight: the output is weight * normalised x, normalised x kept in float32"
+    x16 = tensor(g, 6, 64, dtype=torch.float16)
+    norm32 = norm_of(g, 64, 1e-6)
+    got = norm32.forward(x16)
+    assert str(got.dtype) == "torch.float32", "float16 x, float32 weight: float32 weight * float16 h is float32"
+    want = norm32.weight * normalised(x16, 1e-6).to(torch.float16)  # rounded to x's dtype, then scaled
+    mismatches = int((got != want).sum())
+    assert mismatches <= 4, (f"float16 x, float32 weight: {mismatches} of 384 values differ from weight * "
+                             f"normalised.to(float16): the normalised x is cast to x's dtype before scaling")
+
+
 def test_rope_random_shapes():
     """Random token counts, head counts and head sizes; repeated positions included."""
     g = rng()

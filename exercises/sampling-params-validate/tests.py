@@ -46,8 +46,19 @@ def test_max_tokens_range():
     """max_tokens must be an int of at least 1: 0, negatives and floats are refused."""
     g = rng()
     check_refused("max_tokens", 0)
-    check_refused("max_tokens", -g.randint(1, 50))
+    check_refused("max_tokens", -1)
+    check_refused("max_tokens", -g.randint(2, 50))
     check_refused("max_tokens", g.randint(2, 9) + 0.5)
+
+
+def test_max_tokens_whole_floats_are_refused():
+    """A float is not an int even when it is whole: 3.0 and 1.0 are refused, like 2.5 (they would make every
+    length a float)."""
+    g = rng()
+    check_refused("max_tokens", 3.0)
+    check_refused("max_tokens", 1.0)
+    check_refused("max_tokens", float(g.randint(4, 64)))
+    check_refused("max_tokens", 0.0)
     check_accepted(max_tokens=1)
     check_accepted(max_tokens=g.randint(2, 500))
 
@@ -55,7 +66,8 @@ def test_max_tokens_range():
 def test_temperature_range():
     """temperature may be 0 (greedy) or positive; negative is refused."""
     g = rng()
-    check_refused("temperature", -round(g.uniform(0.01, 3.0), 3))
+    check_refused("temperature", -0.01)
+    check_refused("temperature", -round(g.uniform(0.02, 3.0), 3))
     check_accepted(temperature=0.0)
     check_accepted(temperature=round(g.uniform(0.05, 3.0), 3))
 
@@ -64,7 +76,8 @@ def test_top_k_range():
     """top_k is -1 (off) or at least 1: 0 and values below -1 are refused."""
     g = rng()
     check_refused("top_k", 0)
-    check_refused("top_k", -g.randint(2, 40))
+    check_refused("top_k", -2)
+    check_refused("top_k", -g.randint(3, 40))
     check_accepted(top_k=-1, temperature=0.9)
     check_accepted(top_k=1, temperature=0.9)
     check_accepted(top_k=g.randint(2, 300), temperature=0.9)
@@ -75,7 +88,8 @@ def test_top_p_range():
     g = rng()
     check_refused("top_p", 0.0)
     check_refused("top_p", -round(g.uniform(0.01, 1.0), 3))
-    check_refused("top_p", round(1.0 + g.uniform(0.01, 2.0), 3))
+    check_refused("top_p", 1.01)
+    check_refused("top_p", round(1.0 + g.uniform(0.02, 2.0), 3))
     check_accepted(top_p=1.0, temperature=0.9)
     check_accepted(top_p=round(g.uniform(0.001, 0.999), 3), temperature=0.9)
 

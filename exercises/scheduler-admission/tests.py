@@ -172,6 +172,29 @@ def test_cached_prefix_is_not_needed_again():
     assert in_admitted, "an admitted request is recorded in self.admitted by uid"
 
 
+def test_available_pages_are_read_after_locking():
+    """The matched prefix is cached and unlocked before admission: once locked it is no longer available. With
+    exactly `need` pages free the request is admitted; with one less it is refused, though the prefix's own
+    pages would cover the difference if they were (wrongly) counted as available (page sizes 1 and 3)."""
+    g = rng()
+    for p in (1, 3):
+        prefix = [g.randrange(1, 500) for _ in range(p * g.randint(3, 5))]
+        rest = [g.randrange(1, 500) for _ in range(g.randint(2, 6))]
+        out = g.randint(3, 9)
+        need = pages(len(prefix) + len(rest) + out, p) - len(prefix) // p
+        for free, want in ((need, True), (need - 1, False)):
+            pm, written = setup(len(prefix) // p + free, page_size=p)
+            cache_prefix(pm, prefix)
+            q = make_req(0, prefix + rest, out)
+            got = pm._try_admit(q)
+            assert got is want, (f"page size {p}: the prompt's cached prefix ({len(prefix) // p} pages) is locked by "
+                                 f"admission, {free} pages are free and it needs {need}: admitted iff need <= the "
+                                 f"pages available after locking")
+            state = (sorted(pm.admitted), written, pm.cache.prefix_cache.evictable_pages)
+            assert state == (([0], [0], 0) if want else ([], [], len(prefix) // p)), \
+                "(admitted, written, evictable pages): admitted it holds its prefix locked; refused it unlocks it"
+
+
 def test_refusal_undoes_everything():
     """A request with a cached prefix that does not fit: its row is free again, its prefix unlocked, its lengths 0."""
     r = rng()

@@ -1,0 +1,21 @@
+"""A request refused for memory makes the whole call return None, even after earlier requests were admitted
+and given their chunks: they are admitted (and popped) but never computed."""
+
+
+class PrefillManager:
+    def schedule_next_batch(self):
+        budget = self.chunk_budget
+        reqs = []
+        while self.pending and budget > 0:
+            req = self.pending[0]
+            if req.uid not in self.admitted and not self._try_admit(req):
+                return None
+            remaining = req.prompt_len - req.cached_len
+            chunk = min(remaining, budget)
+            req.device_len = req.cached_len + chunk
+            req.chunked = chunk < remaining
+            reqs.append(req)
+            budget -= chunk
+            if not req.chunked:
+                self.pending.popleft()
+        return Batch(reqs=reqs, phase="prefill") if reqs else None
