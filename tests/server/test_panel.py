@@ -26,7 +26,10 @@ def _login(page, site, user, password):
     page.wait_for_url(f"**/exercises/{EX}")
 
 
-def test_judge_on_the_gpu_server_from_the_page(browser, site_factory, tmp_path):
+@pytest.mark.parametrize("streams", ["streamed", "refused"])
+def test_judge_on_the_gpu_server_from_the_page(browser, site_factory, tmp_path, streams):
+    """``refused``: the server takes no event stream of this learner (429, as over its cap): the page reads the
+    submission instead and still shows the verdict."""
     url = fresh_database("sqlite", None, tmp_path)
     from web.db import open_database
 
@@ -35,7 +38,7 @@ def test_judge_on_the_gpu_server_from_the_page(browser, site_factory, tmp_path):
     acc.user("ada", password="ada-password-1")
     rtoken = acc.runner("laptop")
     db.dispose()
-    site = site_factory(url)
+    site = site_factory(url, env={"MINISGL_PRACTICE_STREAMS_PER_USER": "0"} if streams == "refused" else {})
     live = LiveSite(url=site.url, server=None)
     guard = Guard()
     ctx = open_context(browser, live, guard)

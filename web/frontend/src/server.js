@@ -60,27 +60,56 @@ function showDone(sub) {
   }
 }
 
+const POLL_MS = 3000; // when the server refuses a stream (too many open: 429), the submission is read this often
+
+function show(s) {
+  if (s.status === "done") {
+    showDone(s);
+  } else if (s.status === "cancelled") {
+    busy(false);
+    current = null;
+    say("Cancelled.", "cancelled");
+  } else {
+    say(describe(s), s.status);
+  }
+}
+
+// Without a stream: read the submission now and then until it ends (the same states, a little later).
+async function poll(sub) {
+  while (current === sub) {
+    const r = await json(sub.links.self);
+    if (current !== sub) return;
+    if (r.ok) {
+      show(r.body);
+      if (r.body.status === "done" || r.body.status === "cancelled") return;
+    } else if (r.status === 401) {
+      busy(false);
+      current = null;
+      say("Logged out: log in again to see this verdict (it is kept in your submissions).", "login");
+      return;
+    }
+    await new Promise((done) => setTimeout(done, Math.max(POLL_MS, 1000 * (Number(r.retryAfter) || 0))));
+  }
+}
+
 function follow(sub) {
   current = sub;
   stream?.close();
   stream = new EventSource(sub.links.events);
   const update = (ev) => {
     const s = JSON.parse(ev.data);
-    if (s.status === "done") {
-      stream.close();
-      showDone(s);
-    } else if (s.status === "cancelled") {
-      stream.close();
-      busy(false);
-      current = null;
-      say("Cancelled.", "cancelled");
-    } else {
-      say(describe(s), s.status);
-    }
+    if (s.status === "done" || s.status === "cancelled") stream.close();
+    show(s);
   };
   for (const name of ["queued", "running", "done", "cancelled"]) stream.addEventListener(name, update);
   stream.onerror = () => {
-    if (current) say(`${statusLine.textContent.split(" (")[0]} (reconnecting…)`, panel.dataset.state);
+    if (!current) return;
+    if (stream.readyState === EventSource.CLOSED) {
+      // refused, not dropped (an HTTP error such as 429 too_many_streams): the browser will not retry it
+      poll(sub);
+      return;
+    }
+    say(`${statusLine.textContent.split(" (")[0]} (reconnecting…)`, panel.dataset.state);
   };
 }
 
