@@ -1,0 +1,173 @@
+"""Issue 17's server attacked again once its credentials, runner door and headers had landed: the holes that
+review found, each tried here as the attacker did, on SQLite and PostgreSQL (the ``app`` fixture's backends).
+
+- the per-account login throttle counted a username padded with 250 spaces (which logs in as the account) as
+  another account, so every padding gave ten more guesses;
+- the per-address throttle counted each IPv6 address alone, though one host holds a whole /64 (2^64 addresses);
+- a runner's verdict could say it judged another exercise, a full Submit for a Run, or the browser, and a
+  verdict that left those out was stored as exercise ``""``, mode ``local``, whatever the job was.
+
+What held is listed in the report of that review (docs/deploy.md, "Tried as an attacker"); the few of those that
+no other test guarded are guarded at the end of this file.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from web.models import Submission
+
+EX = "graph-capture-loop"
+PASSWORD = "correct horse"  # the accounts fixture's
+GOOD = {"status": "accepted", "tests": [{"name": "test_a", "status": "pass", "ms": 1.5}]}
+
+
+def _csrf(html: str) -> str:
+    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+
+
+def _guess(client, username: str, password: str, csrf: str):
+    return client.post("/login", data={"username": username, "password": password, "csrf_token": csrf})
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+# --- the login throttle --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pad", [" ", "\t", "\u3000"])
+def test_a_username_padded_past_the_throttles_cut_is_counted_as_the_account(app, accounts, pad):
+    """Before: the throttle cut the name at 256 characters and then stripped it, the login stripped first; 250
+    spaces and ``alice`` logged in as alice but were counted as the account "", "a", "al" ... by turns."""
+    accounts.user("alice")
+    app.config["LOGIN_FAILURES_PER_ADDRESS"] = 10_000  # only the account's limit is under test
+    c = app.test_client()
+    csrf = _csrf(c.get("/login").text)
+    limit = int(app.config["LOGIN_FAILURES_PER_ACCOUNT"])
+    codes = [_guess(c, pad * (250 + i % 6) + "alice", f"guess {i}", csrf).status_code for i in range(limit + 6)]
+    assert codes == [401] * limit + [429] * 6, codes
+    r = _guess(c, "alice", PASSWORD, csrf)  # the right password, plainly typed: still throttled
+    assert r.status_code == 429 and "Too many wrong passwords" in r.text
+
+
+def _from(app, address: str):
+    """A browser at ``address`` (as the socket, or a trusted proxy, reports it)."""
+    c = app.test_client()
+    c.environ_base["REMOTE_ADDR"] = address
+    return c
+
+
+def test_ipv6_addresses_of_one_64_share_the_address_limit_and_other_64s_do_not(app, accounts):
+    """Before: each of 2001:db8:0:1::1, ::2, ... had its own 100 guesses; one host has 2^64 of them."""
+    for name in ("alice", "bob", "carol", "dave"):
+        accounts.user(name)
+    app.config["LOGIN_FAILURES_PER_ADDRESS"] = 3
+    codes = []
+    for i, name in enumerate(["alice", "bob", "carol", "dave"]):
+        c = _from(app, f"2001:db8:0:1::{i + 1:x}")
+        codes.append(_guess(c, name, "wrong guess", _csrf(c.get("/login").text)).status_code)
+    assert codes == [401, 401, 401, 429], codes
+    other = _from(app, "2001:db8:0:2::1")  # the next /64: another household
+    assert _guess(other, "dave", PASSWORD, _csrf(other.get("/login").text)).status_code == 302
+
+
+def test_an_ipv4_mapped_address_is_counted_as_the_ipv4_address(app, accounts):
+    """A dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d: one bucket per IPv4 address, not one /64 for
+    every IPv4 client (which would let one guesser lock the whole class out) and not a second bucket."""
+    accounts.user("alice")
+    accounts.user("bob")
+    app.config["LOGIN_FAILURES_PER_ADDRESS"] = 2
+    for address in ("198.51.100.7", "::ffff:198.51.100.7"):
+        c = _from(app, address)
+        assert _guess(c, "alice", "wrong guess", _csrf(c.get("/login").text)).status_code == 401
+    c = _from(app, "198.51.100.7")
+    assert _guess(c, "bob", PASSWORD, _csrf(c.get("/login").text)).status_code == 429
+    neighbour = _from(app, "::ffff:198.51.100.8")
+    assert _guess(neighbour, "bob", PASSWORD, _csrf(neighbour.get("/login").text)).status_code == 302
+
+
+# --- the runner door: a verdict that passes the schema but lies ----------------------------------------------
+
+
+@pytest.fixture
+def claimed(app, accounts):
+    """alice's Run (visible examples only) of EX, claimed by runner r1: (client, runner token, job)."""
+    c = app.test_client()
+    alice, runner = accounts.user("alice"), accounts.runner("r1")
+    sid = c.post("/api/v1/submissions", json={"exercise": EX, "code": "x = 1", "mode": "gpu", "run": True},
+                 headers=bearer(alice)).json["id"]
+    job = c.post("/api/v1/runner/claim", json={"modes": ["gpu"]}, headers=bearer(runner)).json["job"]
+    assert job["id"] == sid and job["run"] is True
+    return c, runner, job
+
+
+@pytest.mark.parametrize("field, value", [
+    ("exercise", "graph-capture-buffer"),  # another exercise's verdict (a mixed-up or lying runner)
+    ("run", False),  # a full Submit's verdict for a Run of the examples: "accepted" would mean solved
+    ("mode", "browser"),  # a server verdict is never the browser's
+])
+def test_a_verdict_that_disagrees_with_its_job_is_refused_naming_the_field(claimed, grading, field, value):
+    c, runner, job = claimed
+    r = c.post(f"/api/v1/runner/jobs/{job['id']}/result", headers=bearer(runner),
+               json={"lease_id": job["lease_id"], "verdict": {**GOOD, field: value}})
+    assert r.status_code == 400, r.text
+    err = r.json["error"]
+    assert (err["code"], err["field"]) == ("bad_verdict", f"verdict.{field}")
+    assert str(job["id"]) in err["message"]
+    with grading.db.session() as s:
+        sub = s.get(Submission, job["id"])
+        assert (sub.state, sub.verdict, sub.lease_id) == ("running", None, job["lease_id"])  # the lease holds
+
+
+@pytest.mark.parametrize("mode", ["gpu", "local"])  # judged on a GPU, or (a runner without one) graphs emulated
+def test_a_verdict_of_the_job_is_stored_and_what_it_leaves_out_is_the_jobs(claimed, grading, mode):
+    c, runner, job = claimed
+    honest = {**GOOD, "exercise": EX, "run": True, "mode": mode}
+    r = c.post(f"/api/v1/runner/jobs/{job['id']}/result", headers=bearer(runner),
+               json={"lease_id": job["lease_id"], "verdict": honest})
+    assert r.status_code == 200, r.text
+    with grading.db.session() as s:
+        stored = s.get(Submission, job["id"]).verdict_dict()
+    assert (stored["exercise"], stored["run"], stored["mode"]) == (EX, True, mode)
+
+
+def test_a_verdict_that_leaves_out_exercise_mode_and_run_is_stored_with_the_jobs(claimed, grading):
+    """Before: stored as exercise "", mode "local", run false (the judge's defaults), whatever the job was."""
+    c, runner, job = claimed
+    r = c.post(f"/api/v1/runner/jobs/{job['id']}/result", headers=bearer(runner),
+               json={"lease_id": job["lease_id"], "verdict": GOOD})
+    assert r.status_code == 200, r.text
+    with grading.db.session() as s:
+        stored = s.get(Submission, job["id"]).verdict_dict()
+    assert (stored["exercise"], stored["run"], stored["mode"]) == (EX, True, "gpu")
+
+
+# --- what held, where nothing else guarded it ----------------------------------------------------------------
+
+
+def test_headers_on_redirects_413_429_head_options_and_the_report_endpoint(app, accounts):
+    """The security headers on answers the headers table does not visit (they held)."""
+    accounts.user("alice")
+    app.config["LOGIN_FAILURES_PER_ACCOUNT"] = 1
+    c = app.test_client()
+    csrf = _csrf(c.get("/login").text)
+    _guess(c, "alice", "wrong guess", csrf)
+    answers = {
+        "redirect": c.get("/account"),
+        "413": c.post("/csp-report", data="x" * 20000, content_type="application/csp-report"),
+        "429": _guess(c, "alice", PASSWORD, csrf),
+        "HEAD": c.head("/"),
+        "OPTIONS": c.options("/api/v1/submissions"),
+        "204": c.post("/csp-report", json={"csp-report": {"blocked-uri": "inline"}}),
+    }
+    want = {"redirect": 302, "413": 413, "429": 429, "HEAD": 200, "OPTIONS": 200, "204": 204}
+    for what, r in answers.items():
+        assert r.status_code == want[what], (what, r.status_code)
+        for name in ("Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy",
+                     "Cross-Origin-Opener-Policy"):
+            assert name in r.headers, (what, name)
+    assert answers["429"].headers["Cache-Control"] == "no-store" and int(answers["429"].headers["Retry-After"]) > 0
