@@ -3,7 +3,8 @@
 Staff create accounts (``flask --app web users create``) or invitation links (``users invite``); there is
 no open sign-up. Every form carries the session's CSRF token. Every answer of these pages is
 ``Cache-Control: no-store``: they show secrets (a new API token, the CSRF token) or take them (passwords,
-one-time links), and no browser cache or proxy should keep a copy.
+one-time links), and no browser cache or proxy should keep a copy; so is every other answer made for a logged-in
+user or showing the CSRF token (``_no_store_when_personal``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ def _safe_next(target: str | None) -> str:
 @bp.after_request
 def _no_store(response):
     response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.after_app_request
+def _no_store_when_personal(response):
+    """Any other answer made for someone is not stored either (unless it says otherwise, as an event stream does):
+    a logged-in learner's every page carries the session's CSRF token (the nav's logout form), the staff page
+    everyone's submissions, the API its caller's code and verdicts. Anonymous pages and static files stay
+    cacheable."""
+    if g.get("user") is not None or g.get("csrf_shown"):
+        response.headers.setdefault("Cache-Control", "no-store")
     return response
 
 

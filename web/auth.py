@@ -341,6 +341,8 @@ def password_login(username: str, password: str) -> User | None:
 
 
 def csrf_token() -> str:
+    """This session's CSRF token (made on first use); the answer that shows it is not stored by any cache."""
+    g.csrf_shown = True
     if "csrf" not in session:
         session["csrf"] = secrets.token_urlsafe(24)
     return session["csrf"]

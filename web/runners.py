@@ -7,7 +7,8 @@
 - ``POST /jobs/<id>/result`` ``{"lease_id", "verdict", "judged_on"}``: 200 ``{"stored": true}``; a repeat with
   the same lease: 200 ``{"stored": false}``; a stale lease: 409. The verdict is checked first
   (``web/results.py``): against the schema, and against the job (its exercise, run and mode); a 400 names the
-  field (``error.field``, e.g. ``verdict.tests[3].ms``, ``verdict.exercise``) and changes nothing, so the lease still holds: the runner may post a corrected result, or release the job (``failed``).
+  field (``error.field``, e.g. ``verdict.tests[3].ms``, ``verdict.exercise``) and changes nothing, so the lease
+  still holds: the runner may post a corrected result, or release the job (``failed``).
 - ``POST /jobs/<id>/release`` ``{"lease_id", "reason": "stopping"|"failed", "message"}``: hand a job back
   unjudged; ``stopping`` costs no attempt, ``failed`` (the runner's sandbox broke) does.
 

@@ -171,3 +171,22 @@ def test_headers_on_redirects_413_429_head_options_and_the_report_endpoint(app, 
                      "Cross-Origin-Opener-Policy"):
             assert name in r.headers, (what, name)
     assert answers["429"].headers["Cache-Control"] == "no-store" and int(answers["429"].headers["Retry-After"]) > 0
+
+
+def test_every_page_made_for_a_logged_in_user_is_not_stored_by_any_cache(app, accounts):
+    """Before: the exercise list, an exercise page and the staff page of a logged-in user carried the session's
+    CSRF token (the nav's logout form) with no Cache-Control at all; only the account pages said no-store."""
+    accounts.user("alice", staff=True)
+    c = app.test_client()
+    assert _guess(c, "alice", PASSWORD, _csrf(c.get("/login").text)).status_code == 302
+    token = c.get("/api/v1/me").json["csrf_token"]
+    for path in ("/", "/exercises/", f"/exercises/{EX}", "/staff/", "/api/v1/submissions"):
+        r = c.get(path)
+        assert r.status_code == 200, path
+        assert r.headers.get("Cache-Control") == "no-store", (path, r.headers.get("Cache-Control"))
+        if r.mimetype == "text/html":
+            assert token in r.text, path  # the secret that makes it personal
+    anonymous = app.test_client()
+    for path in ("/", "/static/css/site.css"):  # nobody's: a cache may keep them
+        r = anonymous.get(path)
+        assert r.status_code == 200 and "no-store" not in r.headers.get("Cache-Control", ""), path
