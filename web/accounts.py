@@ -147,7 +147,7 @@ def account():
 def new_token():
     """The new token is in this answer only (no-store): it is never kept anywhere, not even in the cookie."""
     auth.check_csrf(400)
-    name = request.form.get("name", "")[:64] or "command line"
+    name = "".join(ch for ch in request.form.get("name", "")[:256] if ch.isprintable())[:64] or "command line"
     return _account_page(new_token=auth.create_api_token(_db(), g.user.username, name))
 
 

@@ -49,8 +49,9 @@ def _limit_body():
 
 def _lease(data: dict[str, Any]) -> str:
     lease = data.get("lease_id")
-    if not isinstance(lease, str) or not 1 <= len(lease) <= 64:
-        raise ApiError(400, "bad_lease", "'lease_id' (the claim's lease, a string) is required.")
+    if not isinstance(lease, str) or not 1 <= len(lease) <= 64 or not lease.isprintable():
+        raise ApiError(400, "bad_lease", "'lease_id' (the claim's lease, a string of printable characters) is "
+                       "required.")
     return lease
 
 
@@ -100,11 +101,11 @@ def claim():
     if not isinstance(modes, list) or not modes or any(m not in SUBMISSION_MODES for m in modes):
         raise ApiError(400, "bad_modes", f"'modes' must be a non-empty list drawn from {list(SUBMISSION_MODES)}.")
     gpu = data.get("gpu")
-    if gpu is not None and (not isinstance(gpu, str) or len(gpu) > 128):
-        raise ApiError(400, "bad_gpu", "'gpu' must be the GPU's name (a string of at most 128 characters) or null.")
+    if gpu is not None and (not isinstance(gpu, str) or len(gpu) > 128 or not gpu.isprintable()):
+        raise ApiError(400, "bad_gpu", "'gpu' must be the GPU's name (at most 128 printable characters) or null.")
     version = data.get("version", "")
-    if not isinstance(version, str) or len(version) > 64:
-        raise ApiError(400, "bad_version", "'version' must be a string of at most 64 characters.")
+    if not isinstance(version, str) or len(version) > 64 or not version.isprintable():
+        raise ApiError(400, "bad_version", "'version' must be a string of at most 64 printable characters.")
     wait = data.get("wait", 0)
     if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 3600:
         raise ApiError(400, "bad_wait", "'wait' must be a number of seconds (0 for no long-poll).")

@@ -190,3 +190,20 @@ def test_every_page_made_for_a_logged_in_user_is_not_stored_by_any_cache(app, ac
     for path in ("/", "/static/css/site.css"):  # nobody's: a cache may keep them
         r = anonymous.get(path)
         assert r.status_code == 200 and "no-store" not in r.headers.get("Cache-Control", ""), path
+
+
+def test_a_token_name_with_a_nul_byte_makes_a_token_not_a_500(app, accounts, grading):
+    """Before, on PostgreSQL: "PostgreSQL text fields cannot contain NUL (0x00) bytes", a 500 (the form's text is
+    the learner's; control characters are dropped from a token's name)."""
+    from sqlalchemy import select
+
+    from web.models import ApiToken
+
+    accounts.user("alice")
+    c = app.test_client()
+    assert _guess(c, "alice", PASSWORD, _csrf(c.get("/login").text)).status_code == 302
+    token = c.get("/api/v1/me").json["csrf_token"]
+    r = c.post("/account/tokens", data={"name": "laptop\x00\x1b[31m\u2028", "csrf_token": token})
+    assert r.status_code == 200 and "msu_" in r.text
+    with grading.db.session() as s:
+        assert s.scalars(select(ApiToken.name).where(ApiToken.name.like("laptop%"))).all() == ["laptop[31m"]

@@ -189,6 +189,15 @@ def _cases(sid: int, lease: str = "abc") -> list[tuple]:
         ("runner", "POST", f"{job}/result", {"data": b'{"lease_id": "' + lease.encode() + b'", "verdict": '
                                              b'{"status": "accepted", "message": "\xff\xfe"}}',
                                              "content_type": "application/json"}, 400),
+        # ... text PostgreSQL cannot store or compare (a NUL byte) or no database can encode (a lone surrogate)
+        ("learner", "GET", f"{sub}?exercise=a%00b", {}, 400),
+        ("runner", "POST", claim, {"json": {"modes": ["gpu"], "version": "1.0\x00"}}, 400),
+        ("runner", "POST", claim, {"json": {"modes": ["gpu"], "gpu": "H100\x00"}}, 400),
+        ("runner", "POST", claim, raw('{"modes": ["gpu"], "version": "\\ud800"}'), 400),
+        ("runner", "POST", f"{job}/heartbeat", {"json": {"lease_id": "a\x00"}}, 400),
+        ("runner", "POST", f"{job}/result", {"json": {"lease_id": "a\x00", "verdict": good}}, 400),
+        ("runner", "POST", f"{job}/release", {"json": {"lease_id": "a\x00"}}, 400),
+        ("runner", "POST", f"{job}/heartbeat", raw('{"lease_id": "\\udc80"}'), 400),
     ]
 
 
