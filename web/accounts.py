@@ -28,8 +28,10 @@ def _db():
 
 
 def _safe_next(target: str | None) -> str:
-    """Only a path on this site (no scheme, no host, no '//' or backslash tricks)."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    """Only a path on this site (no scheme, no host, no '//' or backslash tricks, no control characters: a line
+    break cannot go into the ``Location`` header, and would fail the answer after the login was made)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target \
+            or not target.isprintable():
         return "/"
     parts = urlsplit(target)
     return target if not parts.scheme and not parts.netloc else "/"

@@ -207,3 +207,22 @@ def test_a_token_name_with_a_nul_byte_makes_a_token_not_a_500(app, accounts, gra
     assert r.status_code == 200 and "msu_" in r.text
     with grading.db.session() as s:
         assert s.scalars(select(ApiToken.name).where(ApiToken.name.like("laptop%"))).all() == ["laptop[31m"]
+
+
+@pytest.mark.parametrize("target", ["/\r\nSet-Cookie: planted=1", "/exercises/\n", "/\x00x", "/\u2028"])
+def test_a_next_address_with_control_characters_is_the_home_page_not_a_500(app, accounts, grading, target):
+    """Before: ``next`` with a line break logged the learner in and then failed writing ``Location`` (a 500); on the
+    one-time login link, after the link had been used up, so the learner lost it too. (A NUL byte or a line
+    separator went into the address percent-encoded: the home page now too.)"""
+    from web import auth
+
+    accounts.user("alice")
+    c = app.test_client()
+    r = c.post("/login", data={"username": "alice", "password": PASSWORD, "next": target,
+                               "csrf_token": _csrf(c.get("/login").text)})
+    assert (r.status_code, r.headers["Location"]) == (302, "/")
+    link = auth.create_link(grading.db, kind="login", username="alice")
+    c = app.test_client()
+    r = c.post(f"/login/link/{link}", data={"next": target, "csrf_token": _csrf(c.get(f"/login/link/{link}").text)})
+    assert (r.status_code, r.headers["Location"]) == (302, "/")
+    assert c.get("/api/v1/me").json["user"]["username"] == "alice"
