@@ -5,10 +5,14 @@ review found, each tried here as the attacker did, on SQLite and PostgreSQL (the
   another account, so every padding gave ten more guesses;
 - the per-address throttle counted each IPv6 address alone, though one host holds a whole /64 (2^64 addresses);
 - a runner's verdict could say it judged another exercise, a full Submit for a Run, or the browser, and a
-  verdict that left those out was stored as exercise ``""``, mode ``local``, whatever the job was.
+  verdict that left those out was stored as exercise ``""``, mode ``local``, whatever the job was;
+- every page of a logged-in learner carried the session's CSRF token without ``Cache-Control: no-store``;
+- a NUL byte in a token's name (and, in the malformed table of test_security.py, in a lease id, a claim's
+  ``gpu`` or ``version``, the listing's ``?exercise=``) was PostgreSQL's 500;
+- a ``next`` address with a line break was a 500 after the login, and after the one-time link was used up.
 
-What held is listed in the report of that review (docs/deploy.md, "Tried as an attacker"); the few of those that
-no other test guarded are guarded at the end of this file.
+What held is listed in docs/deploy.md ("Tried as an attacker"); the few of those that no other test guarded are
+guarded at the end of this file.
 """
 
 from __future__ import annotations
@@ -226,3 +230,39 @@ def test_a_next_address_with_control_characters_is_the_home_page_not_a_500(app, 
     r = c.post(f"/login/link/{link}", data={"next": target, "csrf_token": _csrf(c.get(f"/login/link/{link}").text)})
     assert (r.status_code, r.headers["Location"]) == (302, "/")
     assert c.get("/api/v1/me").json["user"]["username"] == "alice"
+
+
+def test_a_verdict_whose_counts_and_status_disagree_with_its_tests_is_stored_recounted(claimed, grading):
+    """Held: ``passed: 99`` and ``accepted`` over a failed test are stored as what the tests say."""
+    c, runner, job = claimed
+    lie = {"status": "accepted", "passed": 99, "failed": 0, "total": 99,
+           "tests": [{"name": "test_a", "status": "pass"}, {"name": "test_b", "status": "fail"}]}
+    r = c.post(f"/api/v1/runner/jobs/{job['id']}/result", headers=bearer(runner),
+               json={"lease_id": job["lease_id"], "verdict": lie})
+    assert r.status_code == 200, r.text
+    with grading.db.session() as s:
+        sub = s.get(Submission, job["id"])
+        stored = sub.verdict_dict()
+    assert (sub.result, stored["status"], stored["passed"], stored["failed"], stored["total"]) == \
+        ("wrong_answer", "wrong_answer", 1, 1, 2)
+
+
+@pytest.mark.parametrize("password", ["\u3000" * 8, "\u00a0" * 10, "\u2003\u2002" * 5, "\u200b" * 12, "\u2800" * 10,
+                                      "\u3164" * 10, "\ufeff" * 10])
+def test_blank_and_invisible_unicode_passwords_are_refused(password):
+    """Held: Unicode spaces are spaces to ``str.strip``; invisible characters repeated are zxcvbn's repeats."""
+    from web.passwords import password_problem
+
+    assert password_problem(password, "alice") is not None
+
+
+def test_zxcvbn_never_sees_more_than_its_cap_of_a_long_password(monkeypatch):
+    """Held: a 1024-character password is judged by its first ``ZXCVBN_MAX`` characters (zxcvbn's time grows with
+    the length; at the cap the slowest input tried, repeated dates, took about 40 ms)."""
+    from web import passwords
+
+    seen = []
+    real = passwords.zxcvbn
+    monkeypatch.setattr(passwords, "zxcvbn", lambda text, **kw: seen.append(len(text)) or real(text, **kw))
+    passwords.password_problem("19901231" * 128, "alice")
+    assert seen == [passwords.ZXCVBN_MAX]
