@@ -10,6 +10,7 @@ review found, each tried here as the attacker did, on SQLite and PostgreSQL (the
 - a NUL byte in a token's name (and, in the malformed table of test_security.py, in a lease id, a claim's
   ``gpu`` or ``version``, the listing's ``?exercise=``) was PostgreSQL's 500;
 - a ``next`` address with a line break was a 500 after the login, and after the one-time link was used up.
+- an API token worked on the pages, without CSRF: a leaked one minted its successor on the Account page.
 
 What held is listed in docs/deploy.md ("Tried as an attacker"); the few of those that no other test guarded are
 guarded at the end of this file.
@@ -266,3 +267,24 @@ def test_zxcvbn_never_sees_more_than_its_cap_of_a_long_password(monkeypatch):
     monkeypatch.setattr(passwords, "zxcvbn", lambda text, **kw: seen.append(len(text)) or real(text, **kw))
     passwords.password_problem("19901231" * 128, "alice")
     assert seen == [passwords.ZXCVBN_MAX]
+
+
+def test_an_api_token_cannot_mint_its_successor_or_drive_the_staff_forms(app, accounts, grading):
+    """Before: ``Authorization: Bearer`` worked on the pages, without CSRF: a leaked token minted a new token on the
+    Account page (which outlived revoking the leaked one), revoked the owner's others, and a staff token paused
+    intake on the staff page. Pages take the session cookie only now; the API still takes the token."""
+    from sqlalchemy import func, select
+
+    from web.models import ApiToken
+
+    token, staff = accounts.user("alice"), accounts.user("root", staff=True)
+    c = app.test_client()
+    for method, path, who in [("POST", "/account/tokens", token), ("GET", "/account", token),
+                              ("POST", "/account/tokens/1/revoke", token), ("POST", "/account/password", token),
+                              ("POST", "/staff/intake", staff), ("GET", "/staff/", staff)]:
+        r = c.open(path, method=method, data={"name": "successor", "paused": "1"}, headers=bearer(who))
+        assert r.status_code == 403 and "API tokens work on the API" in r.text, (method, path, r.status_code)
+    with grading.db.session() as s:
+        assert s.scalar(select(func.count()).select_from(ApiToken).where(ApiToken.revoked_at.is_(None))) == 2
+    assert not grading.queue.intake_paused()
+    assert c.get("/api/v1/me", headers=bearer(token)).json["user"]["username"] == "alice"
