@@ -3,7 +3,8 @@
 Staff create accounts (``flask --app web users create``) or invitation links (``users invite``); there is
 no open sign-up. Every form carries the session's CSRF token. Every answer of these pages is
 ``Cache-Control: no-store``: they show secrets (a new API token, the CSRF token) or take them (passwords,
-one-time links), and no browser cache or proxy should keep a copy.
+one-time links), and no browser cache or proxy should keep a copy; so is every other answer made for a logged-in
+user or showing the CSRF token (``_no_store_when_personal``).
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ def _db():
 
 
 def _safe_next(target: str | None) -> str:
-    """Only a path on this site (no scheme, no host, no '//' or backslash tricks)."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    """Only a path on this site (no scheme, no host, no '//' or backslash tricks, no control characters: a line
+    break cannot go into the ``Location`` header, and would fail the answer after the login was made)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target \
+            or not target.isprintable():
         return "/"
     parts = urlsplit(target)
     return target if not parts.scheme and not parts.netloc else "/"
@@ -37,6 +40,17 @@ def _safe_next(target: str | None) -> str:
 @bp.after_request
 def _no_store(response):
     response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.after_app_request
+def _no_store_when_personal(response):
+    """Any other answer made for someone is not stored either (unless it says otherwise, as an event stream does):
+    a logged-in learner's every page carries the session's CSRF token (the nav's logout form), the staff page
+    everyone's submissions, the API its caller's code and verdicts. Anonymous pages and static files stay
+    cacheable."""
+    if g.get("user") is not None or g.get("csrf_shown"):
+        response.headers.setdefault("Cache-Control", "no-store")
     return response
 
 
@@ -135,7 +149,7 @@ def account():
 def new_token():
     """The new token is in this answer only (no-store): it is never kept anywhere, not even in the cookie."""
     auth.check_csrf(400)
-    name = request.form.get("name", "")[:64] or "command line"
+    name = "".join(ch for ch in request.form.get("name", "")[:256] if ch.isprintable())[:64] or "command line"
     return _account_page(new_token=auth.create_api_token(_db(), g.user.username, name))
 
 

@@ -10,6 +10,8 @@
 - Cookie-authenticated requests that change something need the session's CSRF token (header
   ``X-CSRF-Token`` or form field ``csrf_token``); bearer-token requests need none (a browser never adds
   them on its own).
+- The pages that need a login (the Account page, the staff page) take the session cookie only: a bearer token
+  there is refused (``page_user``).
 - Runners authenticate with their own tokens (``msr_...``), learners' tokens (``msu_...``) never work there.
 """
 
@@ -357,6 +359,8 @@ def password_login(username: str, password: str) -> User | None:
 
 
 def csrf_token() -> str:
+    """This session's CSRF token (made on first use); the answer that shows it is not stored by any cache."""
+    g.csrf_shown = True
     if "csrf" not in session:
         session["csrf"] = secrets.token_urlsafe(24)
     return session["csrf"]
@@ -377,12 +381,23 @@ def check_csrf(status: int = 403) -> None:
         abort(status, "The form expired (missing or wrong CSRF token): reload the page and try again.")
 
 
+def page_user() -> User | None:
+    """The user of a page (the Account page, the staff page): by the session cookie only. An API token is for the
+    API: on a page it is a 403, so a leaked token cannot mint its own successor on the Account page (and outlive
+    being revoked), nor drive the staff forms, where a token would need no CSRF token."""
+    user = current_user()
+    if user is not None and g.via_token:
+        abort(403, "API tokens work on the API (/api/v1/...), not on the site's pages: log in in a browser.")
+    return user
+
+
 def login_required(fn: Callable) -> Callable:
-    """Pages: a logged-in user, else a redirect to the login page (and back here afterwards)."""
+    """Pages: a user logged in on this browser (``page_user``), else a redirect to the login page (and back here
+    afterwards)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kw: Any):
-        if current_user() is None:
+        if page_user() is None:
             return redirect(url_for("accounts.login", next=request.path))
         return fn(*args, **kw)
 

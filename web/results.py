@@ -15,6 +15,11 @@ field (``verdict.tests[3].output``), never cut:
   (``web.errors.json_object``), before anything here;
 - the whole request body at most ``web.runners.MAX_RESULT_BYTES`` (1 MiB): 413, before it is read.
 
+A verdict is for one job, and says so: its ``exercise`` and ``run`` must be the job's, its ``mode`` one the job can be
+judged in (``gpu`` or, on a runner without a GPU, ``local``; ``local`` for a ``cpu`` job), else a 400 naming the
+field (a runner that mixed jobs up, or lies: a full Submit's "accepted" for a Run of the examples would read as
+solved). What the verdict leaves out of the three is the job's, never the judge's defaults.
+
 The verdict is then filled in and recounted (``Verdict.from_dict(...).finalize()``: the counts and the status agree
 with the tests), so what is stored is a whole verdict of the judge's schema (tests/server/test_runner_door.py
 checks it with every field required). Cost: about 2 ms for a verdict of a few tests, a few hundred ms for one of
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +38,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 import judge
+from judge.modes import judge_mode
 from judge.verdict import Verdict
 
 from .errors import ApiError, field_path
@@ -116,8 +123,31 @@ def _problem(e: jsonschema.ValidationError, root: str) -> tuple[str, str]:
     return field, e.message[:200]
 
 
-def checked_verdict(raw: Any, root: str = "verdict") -> dict[str, Any]:
-    """The verdict to store, from what a runner posted at ``root`` of its body; ApiError 400 naming the field."""
+@dataclass(frozen=True)
+class JobFacts:
+    """What the site knows of the job a verdict is posted for."""
+
+    id: int
+    exercise: str
+    mode: str  # the submission's: gpu | cpu
+    run: bool
+
+
+def _of_the_job(raw: dict[str, Any], job: JobFacts, root: str) -> dict[str, Any]:
+    """``raw`` with the job's exercise, run and mode where it has none; ApiError 400 where it names others."""
+    modes = sorted({judge_mode(job.mode, gpu=True), judge_mode(job.mode, gpu=False)})
+    for key, fits in (("exercise", lambda v: v == job.exercise), ("run", lambda v: v is job.run),
+                      ("mode", lambda v: v in modes)):
+        if key in raw and not fits(raw[key]):
+            field = f"{root}.{key}"
+            raise ApiError(400, "bad_verdict", f"{field} is {json.dumps(raw[key])[:80]}, which is not job {job.id}'s "
+                           "(a verdict is for the job whose lease it carries).", field=field)
+    return {"exercise": job.exercise, "run": job.run, "mode": judge_mode(job.mode), **raw}
+
+
+def checked_verdict(raw: Any, root: str = "verdict", job: JobFacts | None = None) -> dict[str, Any]:
+    """The verdict to store, from what a runner posted at ``root`` of its body for ``job`` (None: a job the site
+    does not have, whose result will not be stored); ApiError 400 naming the field."""
     if not isinstance(raw, dict):
         raise ApiError(400, "bad_verdict", f"'{root}' must be a verdict object (judge/verdict.schema.json).",
                        field=root)
@@ -125,4 +155,6 @@ def checked_verdict(raw: Any, root: str = "verdict") -> dict[str, Any]:
     if error is not None:
         field, what = _problem(error, root)
         raise ApiError(400, "bad_verdict", f"{field} {what}.", field=field)
+    if job is not None:
+        raw = _of_the_job(raw, job, root)
     return Verdict.from_dict(raw).finalize().to_dict()

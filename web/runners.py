@@ -6,8 +6,9 @@
   (``reason``: ``cancelled``, ``lease_expired``, ``finished``).
 - ``POST /jobs/<id>/result`` ``{"lease_id", "verdict", "judged_on"}``: 200 ``{"stored": true}``; a repeat with
   the same lease: 200 ``{"stored": false}``; a stale lease: 409. The verdict is checked first
-  (``web/results.py``): a 400 names the field (``error.field``, e.g. ``verdict.tests[3].ms``) and changes
-  nothing, so the lease still holds: the runner may post a corrected result, or release the job (``failed``).
+  (``web/results.py``): against the schema, and against the job (its exercise, run and mode); a 400 names the
+  field (``error.field``, e.g. ``verdict.tests[3].ms``, ``verdict.exercise``) and changes nothing, so the lease
+  still holds: the runner may post a corrected result, or release the job (``failed``).
 - ``POST /jobs/<id>/release`` ``{"lease_id", "reason": "stopping"|"failed", "message"}``: hand a job back
   unjudged; ``stopping`` costs no attempt, ``failed`` (the runner's sandbox broke) does.
 
@@ -33,9 +34,9 @@ from .auth import require_runner
 from .db import utcnow
 from .errors import ApiError, json_object_or_empty
 from .grading import Grading, ready_grading
-from .models import Runner
+from .models import Runner, Submission
 from .queue import NOT_YOURS, LeaseLost
-from .results import checked_verdict
+from .results import JobFacts, checked_verdict
 
 bp = Blueprint("runners", __name__, url_prefix="/api/v1/runner")
 MAX_RESULT_BYTES = 2**20  # a whole request; the judge caps each text at 4000 characters, web/results.py at 64 Ki
@@ -48,8 +49,9 @@ def _limit_body():
 
 def _lease(data: dict[str, Any]) -> str:
     lease = data.get("lease_id")
-    if not isinstance(lease, str) or not 1 <= len(lease) <= 64:
-        raise ApiError(400, "bad_lease", "'lease_id' (the claim's lease, a string) is required.")
+    if not isinstance(lease, str) or not 1 <= len(lease) <= 64 or not lease.isprintable():
+        raise ApiError(400, "bad_lease", "'lease_id' (the claim's lease, a string of printable characters) is "
+                       "required.")
     return lease
 
 
@@ -99,11 +101,11 @@ def claim():
     if not isinstance(modes, list) or not modes or any(m not in SUBMISSION_MODES for m in modes):
         raise ApiError(400, "bad_modes", f"'modes' must be a non-empty list drawn from {list(SUBMISSION_MODES)}.")
     gpu = data.get("gpu")
-    if gpu is not None and (not isinstance(gpu, str) or len(gpu) > 128):
-        raise ApiError(400, "bad_gpu", "'gpu' must be the GPU's name (a string of at most 128 characters) or null.")
+    if gpu is not None and (not isinstance(gpu, str) or len(gpu) > 128 or not gpu.isprintable()):
+        raise ApiError(400, "bad_gpu", "'gpu' must be the GPU's name (at most 128 printable characters) or null.")
     version = data.get("version", "")
-    if not isinstance(version, str) or len(version) > 64:
-        raise ApiError(400, "bad_version", "'version' must be a string of at most 64 characters.")
+    if not isinstance(version, str) or len(version) > 64 or not version.isprintable():
+        raise ApiError(400, "bad_version", "'version' must be a string of at most 64 printable characters.")
     wait = data.get("wait", 0)
     if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait <= 3600:
         raise ApiError(400, "bad_wait", "'wait' must be a number of seconds (0 for no long-poll).")
@@ -133,11 +135,18 @@ def heartbeat(job_id: int):
     return {"lease_seconds": seconds}
 
 
+def _job_facts(grading: Grading, job_id: int) -> JobFacts | None:
+    """The job's exercise, mode and run, that its verdict must agree with; None for a job the site does not have."""
+    with grading.db.session() as s:
+        sub = s.get(Submission, job_id)
+        return None if sub is None else JobFacts(sub.id, sub.exercise, sub.mode, sub.run_only)
+
+
 @bp.post("/jobs/<rowid:job_id>/result")
 @require_runner
 def result(job_id: int):
     grading, data, lease = _leased()
-    verdict = checked_verdict(data.get("verdict"))
+    verdict = checked_verdict(data.get("verdict"), job=_job_facts(grading, job_id))
     judged_on = data.get("judged_on")
     if judged_on is not None and (not isinstance(judged_on, dict) or len(json.dumps(judged_on)) > 4096):
         raise ApiError(400, "bad_judged_on", "'judged_on' must be a small object (runner, gpu, device).",

@@ -15,7 +15,7 @@ bp = Blueprint("staff", __name__, url_prefix="/staff")
 
 @bp.before_request
 def _staff_only():
-    user = auth.current_user()
+    user = auth.page_user()
     if user is None:
         return redirect(url_for("accounts.login", next=request.path))
     if not user.is_staff:

@@ -24,7 +24,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, request, url_for
 from sqlalchemy import select
 
-from judge.exercise import ExerciseError, list_exercises
+from judge.exercise import SLUG_RE, ExerciseError, list_exercises
 from judge.modes import SUBMISSION_MODES, judge_mode
 
 from .auth import credential_check, current_user, require_user
@@ -156,7 +156,10 @@ def listing():
             q = q.where(Submission.user_id == g.user.id)
         exercise = request.args.get("exercise")
         if exercise:
-            q = q.where(Submission.exercise == exercise[:128])
+            if len(exercise) > 128 or not SLUG_RE.match(exercise):  # a NUL byte would be PostgreSQL's error
+                raise ApiError(400, "bad_exercise", "'exercise' must be an exercise id (a slug like "
+                               "graph-capture-loop).")
+            q = q.where(Submission.exercise == exercise)
         rows = [submission_json(grading, s, sub, verdict=False) for sub in s.scalars(q)]
     return {"submissions": rows}
 

@@ -16,11 +16,17 @@ least the ones committed before it.
 
 An address shared by a class (one NAT) gets a higher limit than an account. Behind a reverse proxy the
 address is the proxy's unless ``TRUSTED_PROXIES`` says how many proxies' ``X-Forwarded-For`` to believe.
+
+What is one account and one address (``account_key``, ``address_key``): the name as the login reads it (spaces at
+either end stripped before anything is cut, so ``"   alice"`` is alice's count, not another's); an IPv4 address
+as it is (an IPv4-mapped IPv6 ``::ffff:a.b.c.d`` is its IPv4 address), an IPv6 address by its /64, the least
+block a provider hands one household or one host (one machine can take any of 2^64 addresses in it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import math
 from dataclasses import dataclass
 
@@ -59,7 +65,7 @@ class LoginThrottle:
 
     def attempt(self, username: str, address: str | None) -> int:
         """Record a password check about to be made; its row id, or ``Throttled``."""
-        name, addr = _key(username), _key(address or "unknown")
+        name, addr = account_key(username), address_key(address)
         now = utcnow()
         since = now - dt.timedelta(seconds=self.window_s)
         # write_lock: on SQLite a transaction that reads and then writes fails at once ("database is locked")
@@ -92,12 +98,33 @@ class LoginThrottle:
         count of someone guessing from another address."""
         with self.db.session(write_lock=True) as s:
             s.execute(delete(LoginFailure).where(
-                (LoginFailure.id == row_id) | (LoginFailure.username == _key(username)) &
-                (LoginFailure.address == _key(address or "unknown"))))
+                (LoginFailure.id == row_id) | (LoginFailure.username == account_key(username)) &
+                (LoginFailure.address == address_key(address))))
 
 
-def _key(value: str) -> str:
-    """What is counted: the name or address as typed, lowercased, printable characters only (PostgreSQL refuses
-    a NUL byte in text), at most 64."""
-    text = value if isinstance(value, str) else ""
-    return "".join(ch for ch in text[:256] if ch.isprintable()).strip().lower()[:64]
+IPV6_BLOCK = 64  # the prefix length of the IPv6 block counted as one address
+
+
+def _key(value: object) -> str:
+    """A name or address to count under: stripped (before it is cut, as the login strips a username), printable
+    characters only (PostgreSQL refuses a NUL byte in text), lowercased, at most 64."""
+    text = value.strip()[:256] if isinstance(value, str) else ""
+    return "".join(ch for ch in text if ch.isprintable()).strip().lower()[:64]
+
+
+def account_key(username: object) -> str:
+    """The account a password check counts against: the username as ``web.auth.find_user`` reads it."""
+    return _key(username)
+
+
+def address_key(address: str | None) -> str:
+    """The address a password check counts against: IPv4 as it is, IPv6 by its /64 (``2001:db8:0:1::/64``)."""
+    try:
+        ip = ipaddress.ip_address((address or "").strip().strip("[]"))
+    except ValueError:
+        return _key(address or "unknown")
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/{IPV6_BLOCK}", strict=False))
+    return str(ip)

@@ -182,6 +182,22 @@ def _cases(sid: int, lease: str = "abc") -> list[tuple]:
                                                 '"tests": [{"name": "test_a", "status": "pass", "ms": NaN}]}}}}'), 400),
         ("runner", "POST", f"{job}/result", verdict(tests=[{"name": "test_a", "status": "pass",
                                                             "output": "o" * 3_000_000}]), 413),
+        # issue 17's attack review: a verdict that passes the schema but is not this job's; bytes that are not UTF-8
+        ("runner", "POST", f"{job}/result", verdict(exercise="graph-capture-buffer"), 400),
+        ("runner", "POST", f"{job}/result", verdict(run=True), 400),
+        ("runner", "POST", f"{job}/result", verdict(mode="browser"), 400),
+        ("runner", "POST", f"{job}/result", {"data": b'{"lease_id": "' + lease.encode() + b'", "verdict": '
+                                             b'{"status": "accepted", "message": "\xff\xfe"}}',
+                                             "content_type": "application/json"}, 400),
+        # ... text PostgreSQL cannot store or compare (a NUL byte) or no database can encode (a lone surrogate)
+        ("learner", "GET", f"{sub}?exercise=a%00b", {}, 400),
+        ("runner", "POST", claim, {"json": {"modes": ["gpu"], "version": "1.0\x00"}}, 400),
+        ("runner", "POST", claim, {"json": {"modes": ["gpu"], "gpu": "H100\x00"}}, 400),
+        ("runner", "POST", claim, raw('{"modes": ["gpu"], "version": "\\ud800"}'), 400),
+        ("runner", "POST", f"{job}/heartbeat", {"json": {"lease_id": "a\x00"}}, 400),
+        ("runner", "POST", f"{job}/result", {"json": {"lease_id": "a\x00", "verdict": good}}, 400),
+        ("runner", "POST", f"{job}/release", {"json": {"lease_id": "a\x00"}}, 400),
+        ("runner", "POST", f"{job}/heartbeat", raw('{"lease_id": "\\udc80"}'), 400),
     ]
 
 
