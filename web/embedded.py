@@ -8,13 +8,15 @@ machine, nothing to install or configure.
 - a staff account ``me`` is made on first start, and every start prints a one-time login link for it;
 - it serves plain http, so the session cookie is not ``Secure`` here (everywhere else it is by default).
 
-It stops the runner when it stops. For a course, deploy the real thing instead (docs/deploy.md).
+It stops the runner when it stops (Ctrl+C, SIGTERM or SIGHUP). For a course, deploy the real thing instead
+(docs/deploy.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +85,11 @@ def serve(host: str, port: int, *, runner: bool = True) -> int:
     print(f"\n  minisgl practice: {base}/  (Ctrl+C stops it)\n  log in (once, within 24 h): {_login_link(app, base)}\n"
           f"  grading: {'a local runner (python -m runner --executor local)' if runner else 'no runner'}; "
           f"database: {get_grading(app).db.url}\n", flush=True)
+    def stop(signum, _frame):  # kill -TERM / a closed terminal: leave through `finally`, which stops the runner
+        raise SystemExit(0)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
     try:
         from werkzeug.serving import run_simple
 

@@ -58,9 +58,25 @@ def test_embedded_default_judges_a_gpu_submission_end_to_end(tmp_path):
         wait_http(base + "/api/v1/grading", 60, proc)
         wait_for(lambda: requests.get(f"{base}/api/v1/grading", timeout=10).json()["runners"] >= 1, 60,
                  "the embedded runner to show up")
+        proc.send_signal(signal.SIGTERM)  # the site's own process only, as `kill -TERM` would
+        assert proc.wait(60) == 0
+        wait_for(lambda: not _group_alive(proc.pid), 30, "the embedded runner to stop with the site")
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        if _group_alive(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of this process group is still running (zombies aside)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
 
 
 def watch_cookie(session: requests.Session, url: str) -> list[dict]:
