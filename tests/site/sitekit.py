@@ -19,6 +19,18 @@ JUDGE_ASSETS = ROOT / ".cache" / "browser" / "site" / "manifest.json"  # built b
 PORTS = range(8200, 8300)
 LAPTOP = {"width": 1366, "height": 800}
 PHONE = {"width": 390, "height": 844}
+# a correct graph-capture-buffer, short enough to type by hand into the editor (the site's flows judge it)
+BUFFER_SOLUTION = '''class GraphCaptureBuffer:
+    def set_batch(self, batch):
+        s = slice(batch.padded_size)
+        batch.input_ids, batch.out_loc, batch.positions = self.input_ids[s], self.out_loc[s], self.positions[s]
+
+    def copy_from(self, batch):
+        s = slice(batch.padded_size)
+        self.input_ids[s] = batch.input_ids
+        self.out_loc[s] = batch.out_loc
+        self.positions[s] = batch.positions
+'''
 
 
 @dataclass

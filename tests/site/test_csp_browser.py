@@ -19,21 +19,11 @@ import pytest
 from werkzeug.serving import make_server
 
 from tests.server.pieces import fresh_database
+from tests.site.sitekit import BUFFER_SOLUTION as CORRECT
 from tests.site.sitekit import Guard, LiveSite, judged, need_judge, open_context, type_code
 from tests.support import free_port
 
 SLUG = "graph-capture-buffer"
-CORRECT = '''class GraphCaptureBuffer:
-    def set_batch(self, batch):
-        s = slice(batch.padded_size)
-        batch.input_ids, batch.out_loc, batch.positions = self.input_ids[s], self.out_loc[s], self.positions[s]
-
-    def copy_from(self, batch):
-        s = slice(batch.padded_size)
-        self.input_ids[s] = batch.input_ids
-        self.out_loc[s] = batch.out_loc
-        self.positions[s] = batch.positions
-'''
 STAFF, PASSWORD = "tess", "plinth-marmot-88-quasar"
 PORTS = range(8300, 8350)
 READY_MS = 240_000

@@ -10,20 +10,10 @@ import re
 import pytest
 
 from judge.exercise import find_exercise
+from tests.site.sitekit import BUFFER_SOLUTION as CORRECT
 from tests.site.sitekit import editor_text, judged, need_judge, type_code
 
 SLUG = "graph-capture-buffer"
-CORRECT = '''class GraphCaptureBuffer:
-    def set_batch(self, batch):
-        s = slice(batch.padded_size)
-        batch.input_ids, batch.out_loc, batch.positions = self.input_ids[s], self.out_loc[s], self.positions[s]
-
-    def copy_from(self, batch):
-        s = slice(batch.padded_size)
-        self.input_ids[s] = batch.input_ids
-        self.out_loc[s] = batch.out_loc
-        self.positions[s] = batch.positions
-'''
 WRONG = CORRECT.replace("        self.positions[s] = batch.positions\n", "")
 ENDLESS = '''class GraphCaptureBuffer:
     def set_batch(self, batch):
