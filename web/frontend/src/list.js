@@ -31,7 +31,7 @@ function paintContinue() {
   button.hidden = !link;
   if (!link) return;
   button.href = link.href;
-  document.getElementById("continue-title").textContent = link.textContent;
+  button.textContent = `Continue where you left off: ${link.textContent}`;
 }
 
 function values() {
