@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,9 +84,13 @@ def check_book_url(template: Any) -> None:
     if not template.startswith(("https://", "http://")):
         raise ValueError(f"{where}: {template!r} is not an http(s) address")
     try:
-        template.format(number=1, id="x")
-    except (KeyError, IndexError, ValueError) as e:
-        raise ValueError(f"{where}: {template!r} is not a template of {{number}} and {{id}} ({e!r})") from None
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(template) if name is not None]
+    except ValueError as e:
+        raise ValueError(f"{where}: {template!r} is not a template ({e})") from None
+    for name, spec, conv in fields:
+        if name not in ("number", "id") or spec or conv:
+            field = name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "")
+            raise ValueError(f"{where}: {template!r} may hold {{number}} and {{id}} only, not {{{field}}}")
 
 
 def book_url(template: str, number: int, chapter_id: str) -> str:

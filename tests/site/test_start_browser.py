@@ -110,7 +110,8 @@ def test_book_chapters_with_the_setting_link_to_the_book(browser, booked):
 
 
 @pytest.mark.parametrize("value", ["book.example/ch{number}", "https://book.example/{chapter}",
-                                   "https://book.example/{number", "javascript:alert({number})"])
+                                   "https://book.example/{number", "javascript:alert({number})",
+                                   "https://book.example/{number:>999999999}", "https://book.example/{id.__class__}"])
 def test_a_bad_book_url_is_refused_at_start(value):
     from web.config import load_config
 
