@@ -47,6 +47,7 @@ class Chapter:
     title: str
     covers: str
     modules: tuple[str, ...]
+    book: int | None = None  # the chapter's number in the book "mini-sglang from Scratch" (None: not given)
 
 
 def load_chapters(root: str | Path | None = None) -> list[Chapter]:
@@ -71,8 +72,11 @@ def load_chapters(root: str | Path | None = None) -> list[Chapter]:
             raise ExerciseError(f"{w}: id {cid!r} is not a slug (lowercase letters, digits and '-')")
         if any(c.id == cid for c in out):
             raise ExerciseError(f"{w}: id {cid!r} is listed twice")
+        book = _field(row, "book", int, w, None)
+        if book is not None and book < 0:
+            raise ExerciseError(f"{w}: field 'book' must be a chapter number (0 or more), got {book}")
         out.append(Chapter(number=i, id=cid, title=_field(row, "title", str, w), covers=_field(row, "covers", str, w),
-                           modules=tuple(_str_list(row, "modules", w, []))))
+                           modules=tuple(_str_list(row, "modules", w, [])), book=book))
     return out
 
 

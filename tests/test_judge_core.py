@@ -16,7 +16,7 @@ import toyengine.user
 
 from judge.binding import Binding, resolve_targets
 from judge.checks import plain
-from judge.exercise import ExerciseError, Target, list_exercises, load_exercise
+from judge.exercise import ExerciseError, Target, list_exercises, load_chapters, load_exercise
 from judge.explain import first_difference, fmt_value
 from judge.harness import judge_source
 from judge.solution import reference_source
@@ -84,6 +84,16 @@ def test_missing_files_and_bad_slug(tmp_path):
     bad = write_exercise(tmp_path, (TOY_EX / "exercise.toml").read_text(), slug="Bad_Slug")
     with pytest.raises(ExerciseError, match="not a slug"):
         load_exercise(bad)
+
+
+def test_chapters_carry_the_books_numbering(tmp_path):
+    """chapters.toml's `book`: the book's chapter number, which the course's position need not be."""
+    numbers = {c.id: (c.number, c.book) for c in load_chapters(ROOT / "exercises")}
+    assert numbers["request-lifecycle"] == (1, 1) and numbers["cuda-graph"] == (13, 18)
+    for book, message in (("-1", "0 or more"), ('"18"', "'book' must be int")):
+        (tmp_path / "chapters.toml").write_text(f'[[chapter]]\nid = "x"\ntitle = "X"\ncovers = "x"\nbook = {book}\n')
+        with pytest.raises(ExerciseError, match=message):
+            load_chapters(tmp_path)
 
 
 def test_toy_exercise_loads(toy):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,7 +15,10 @@ DEFAULTS: dict[str, Any] = {
     "EXERCISES_DIR": None,  # None: judge's default ($MINISGL_EXERCISES, else the checkout's exercises/)
     "MAX_QUERY_BYTES": 2048,  # a longer query string is refused with 414 (pages and API alike)
     "BROWSER_SITE": None,  # the built browser assets (browser/build.py); None: .cache/browser/site
-    "BROWSER_EXERCISES": None,  # the exercises the minimal judge page lists; None: judge's default
+    "BROWSER_EXERCISES": None,
+    # the book "mini-sglang from Scratch": a chapter's address, with {number} (the book's chapter number) and/or
+    # {id} (the course chapter's id), e.g. https://example.org/book/ch{number}/; empty: chapters are not linked
+    "BOOK_URL": "",  # the exercises the minimal judge page lists; None: judge's default
     # the grading server (web/grading.py)
     "DATABASE_URL": None,  # None: sqlite:///<instance>/practice.sqlite3 (or the DATABASE_URL variable)
     "LEASE_SECONDS": 60,  # a claimed job's lease; runners renew it every third of it
@@ -66,7 +70,32 @@ def load_config(overrides: Mapping[str, Any] | None = None, environ: Mapping[str
     config.update(overrides or {})
     for key, default in DEFAULTS.items():
         config[key] = parse(key, config[key], default)
+    check_book_url(config["BOOK_URL"])
     return config
+
+
+def check_book_url(template: Any) -> None:
+    """``BOOK_URL`` is empty, or an http(s) address that fills in with ``{number}`` and ``{id}`` alone."""
+    where = f"{PREFIX}BOOK_URL"
+    if not isinstance(template, str):
+        raise ValueError(f"{where}: must be text, got {type(template).__name__}")
+    if not template:
+        return
+    if not template.startswith(("https://", "http://")):
+        raise ValueError(f"{where}: {template!r} is not an http(s) address")
+    try:
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(template) if name is not None]
+    except ValueError as e:
+        raise ValueError(f"{where}: {template!r} is not a template ({e})") from None
+    for name, spec, conv in fields:
+        if name not in ("number", "id") or spec or conv:
+            field = name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "")
+            raise ValueError(f"{where}: {template!r} may hold {{number}} and {{id}} only, not {{{field}}}")
+
+
+def book_url(template: str, number: int, chapter_id: str) -> str:
+    """The address of a book chapter (the template checked by ``check_book_url``)."""
+    return template.format(number=number, id=chapter_id)
 
 
 def instance_secret_key(instance_path: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template, request, url_for
+from flask import Blueprint, abort, current_app, render_template, request, url_for
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
@@ -10,6 +10,7 @@ from pygments.lexers import PythonLexer
 from judge.exercise import DIFFICULTIES, SLUG_RE
 
 from .api import MAX_ID, catalog, filters_from_request
+from .config import book_url
 
 MODE_NAMES = {"browser": "browser", "local": "local", "gpu": "GPU"}
 PROGRESS_STATUSES = ("", "solved", "tried", "new")  # filtered in the page, from the browser's progress
@@ -19,7 +20,15 @@ bp = Blueprint("pages", __name__)
 
 @bp.app_context_processor
 def names():
-    return {"mode_names": MODE_NAMES}
+    return {"mode_names": MODE_NAMES, "book_link": book_link}
+
+
+def book_link(chapter) -> str | None:
+    """The address of the book's chapter (``BOOK_URL`` filled in); None when unset or the number is unknown."""
+    template = current_app.config["BOOK_URL"]
+    if not template or chapter.book is None:
+        return None
+    return book_url(template, chapter.book, chapter.id)
 
 
 @bp.get("/")

@@ -1,5 +1,6 @@
-// The exercise list: filters applied as you type (and kept in the URL), progress badges, export/import.
-import { ProgressError, STATUS_TEXT, exportAll, importAll, load, slugs, status } from "./progress.js";
+// The exercise list: "Continue where you left off", filters applied as you type (and kept in the URL), progress
+// badges, export/import.
+import { ProgressError, STATUS_TEXT, exportAll, importAll, lastTouched, load, slugs, status } from "./progress.js";
 
 const form = document.getElementById("filters");
 const items = [...document.querySelectorAll(".exercise-item")];
@@ -20,6 +21,17 @@ function paintBadges() {
   document.getElementById("progress-summary").textContent =
     `Solved ${solved} of ${items.length}, tried ${tried} more. Kept in this browser only (local storage): ` +
     "your code, your last 20 verdicts per exercise, and what you solved.";
+}
+
+function paintContinue() {
+  const button = document.getElementById("continue-last");
+  if (!button) return;
+  const slug = lastTouched(items.map((li) => li.dataset.id));
+  const link = slug && document.querySelector(`.exercise-item[data-id="${slug}"] a.ex-title`);
+  button.hidden = !link;
+  if (!link) return;
+  button.href = link.href;
+  button.textContent = `Continue where you left off: ${link.textContent}`;
 }
 
 function values() {
@@ -90,6 +102,7 @@ document.getElementById("import-progress").addEventListener("change", async (ev)
     const n = importAll(await file.text());
     say(`Imported the progress of ${n} exercise(s) from ${file.name}.`);
     paintBadges();
+    paintContinue();
     applyFilters();
   } catch (err) {
     if (!(err instanceof ProgressError)) throw err;
@@ -98,4 +111,11 @@ document.getElementById("import-progress").addEventListener("change", async (ev)
 });
 
 paintBadges();
+paintContinue();
 applyFilters();
+// back from an exercise, a page restored from the back/forward cache shows what was done there
+addEventListener("pageshow", (ev) => {
+  if (!ev.persisted) return;
+  paintBadges();
+  paintContinue();
+});

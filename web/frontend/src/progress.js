@@ -101,6 +101,20 @@ export function slugs() {
   return out.sort();
 }
 
+/** The exercise worked on last (its code saved or a verdict kept, newest), of those in `known`; null if none.
+ * From the times the entries already carry (savedAt, verdicts' at), so exports old and new say it too. */
+export function lastTouched(known) {
+  let best = null;
+  let bestAt = -Infinity;
+  for (const slug of slugs()) {
+    if (!known.includes(slug)) continue;
+    const entry = read(slug);
+    const at = Math.max(...[entry.savedAt, entry.verdicts[0]?.at].map((t) => Date.parse(t)).filter((t) => !Number.isNaN(t)));
+    if (at > bestAt) [best, bestAt] = [slug, at];
+  }
+  return best;
+}
+
 export function exportAll() {
   const exercises = {};
   for (const slug of slugs()) exercises[slug] = read(slug);
