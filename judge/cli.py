@@ -9,6 +9,7 @@
          [--mode local|gpu]
          [--trusted]          judged as the grading server does (a referee process decides)
          [--seed N]           the hidden inputs of an earlier judging again
+    hint ID [N]               hint N of the exercise (default: the next one not yet shown here)
     solution ID               the reference solution (the engine's own code)
     check [ID...] [--trusted] maintainers: reference and alternatives pass, starter and mutants fail
           [--browser]         ... in Pyodide, through the Node runner (builds the browser assets first)
@@ -113,6 +114,34 @@ def cmd_test(args) -> int:
     else:
         print(format_verdict(v, style_for(sys.stdout)))
     return 0 if v.accepted else 1
+
+
+def cmd_hint(args) -> int:
+    e = find_exercise(args.id, args.exercises)
+    hints = e.hints
+    if not hints:
+        print(f"{e.slug} has no hints", file=sys.stderr)
+        return 1
+    seen = workspace_dir() / f".{e.slug}.hints"  # how many were shown, for "the next one"
+    try:
+        shown_before = int(seen.read_text().strip())
+    except (OSError, ValueError):
+        shown_before = 0
+    n = args.n if args.n is not None else min(shown_before + 1, len(hints))
+    if not 1 <= n <= len(hints):
+        print(f"{e.slug} has hints 1 to {len(hints)}, not {n}", file=sys.stderr)
+        return 2
+    print(f"Hint {n} of {len(hints)} ({e.slug}):\n")
+    print(hints[n - 1])
+    if n < len(hints):
+        print(f"\nThe next one: {_entry()} hint {e.slug}")
+    if n > shown_before:
+        try:
+            seen.parent.mkdir(parents=True, exist_ok=True)
+            seen.write_text(str(n))
+        except OSError:
+            pass
+    return 0
 
 
 def cmd_solution(args) -> int:
@@ -238,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="judge as the grading server does: a referee process decides (docs/judge.md)")
     p.add_argument("--seed", type=int, default=None, help="the seed of the hidden inputs (default: a new one)")
     p.set_defaults(fn=cmd_test)
+    p = sub.add_parser("hint", help="print a hint (the next one, or hint N)")
+    p.add_argument("id")
+    p.add_argument("n", nargs="?", type=int, help="which hint, from 1 (default: the next one)")
+    p.set_defaults(fn=cmd_hint)
     p = sub.add_parser("solution", help="print the reference solution")
     p.add_argument("id")
     p.set_defaults(fn=cmd_solution)

@@ -31,6 +31,7 @@ class ExerciseError(Exception):
 
 
 CHAPTERS_FILE = "chapters.toml"
+HINT_SEPARATOR = "---"  # a line of its own between two hints in hints.md
 
 
 def _file(name: str, doc: str | None = None) -> property:
@@ -127,6 +128,7 @@ class Exercise:
     starter_path = _file("starter.py")
     tests_path = _file("tests.py")
     explanation_path = _file("explanation.md")
+    hints_path = _file("hints.md", "The hints, revealed one at a time: Markdown, separated by lines of ``---``.")
     solution_path = _file("solution.py", "Only for exercises whose targets are not in the engine; otherwise the "
                                          "engine is the reference.")
 
@@ -155,6 +157,29 @@ class Exercise:
     @property
     def explanation(self) -> str:
         return self.explanation_path.read_text(encoding="utf-8")
+
+    @property
+    def hints(self) -> list[str]:
+        """The hints of ``hints.md`` in order, each stripped (an empty one stays, for ``check`` to refuse); no
+        file: none."""
+        if not self.hints_path.is_file():
+            return []
+        return split_hints(self.hints_path.read_text(encoding="utf-8"))
+
+
+def split_hints(text: str) -> list[str]:
+    """The hints of a hints.md text: the parts between lines that are ``---`` alone; a blank text has none."""
+    if not text.strip():
+        return []
+    parts, current = [], []
+    for line in text.splitlines():
+        if line.strip() == HINT_SEPARATOR:
+            parts.append(current)
+            current = []
+        else:
+            current.append(line)
+    parts.append(current)
+    return ["\n".join(lines).strip() for lines in parts]
 
 
 def _field(data: dict, key: str, kind, where: str, default=...):

@@ -3,6 +3,7 @@
 For each exercise, in every mode it lists that this machine can run:
 
 - the statement and the explanation are not empty; tests.py has a visible ``test_example*``;
+- ``hints.md`` has at least ``MIN_HINTS`` hints, none empty;
 - at least ``MIN_MUTANTS`` known-wrong variants in ``mutants/``;
 - the reference (the engine's own code) is accepted, by Submit and by Run;
 - every alternative correct solution (``exercises/<slug>/alternatives/*.py``) is accepted;
@@ -24,6 +25,7 @@ from .isolation import Judging, judge_isolated
 from .verdict import Verdict
 
 MIN_MUTANTS = 4
+MIN_HINTS = 2
 REFERENCE_RUN = "reference --run"  # the kind of the reference judged by Run
 
 
@@ -46,6 +48,19 @@ def _has_example(e: Exercise) -> bool:
     except SyntaxError:
         return False
     return any(isinstance(n, ast.FunctionDef) and n.name.startswith("test_example") for n in tree.body)
+
+
+def hint_problems(e: Exercise) -> list[str]:
+    """What is wrong with the exercise's hints.md: nothing, or one line."""
+    if not e.hints_path.is_file():
+        return [f"hints.md: file not found (at least {MIN_HINTS} hints, separated by lines of ---)"]
+    hints = e.hints
+    empty = [str(i) for i, h in enumerate(hints, 1) if not h]
+    if empty:
+        return [f"hints.md: hint {', '.join(empty)} of {len(hints)} is empty (a --- line too many?)"]
+    if len(hints) < MIN_HINTS:
+        return [f"hints.md: {len(hints)} hint(s) (at least {MIN_HINTS} expected, separated by lines of ---)"]
+    return []
 
 
 def _why(v: Verdict) -> str:
@@ -92,6 +107,7 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
         problems.append("explanation.md is empty")
     if not _has_example(e):
         problems.append("tests.py has no visible test_example* test")
+    problems.extend(hint_problems(e))
     mutants = e.mutant_paths
     if len(mutants) < MIN_MUTANTS:
         problems.append(f"only {len(mutants)} mutant(s) in mutants/ (at least {MIN_MUTANTS} expected)")

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Practice mini-sglang: ``python practice/judge.py list | show | start | test | submit | solution | check | doctor``.
+"""Practice mini-sglang: ``python practice/judge.py list | show | start | test | submit | hint | solution | check |
+doctor``.
 
 A thin entry into the judge package (``python -m judge`` is the same); see docs/judge.md.
 """

@@ -40,6 +40,20 @@ def test_show():
     assert "GraphCaptureBuffer.copy_from" in r.stdout and "set_batch" in r.stdout
 
 
+def test_hints_one_at_a_time(workspace):
+    from judge.exercise import find_exercise
+
+    hints = find_exercise("graph-bs-list").hints
+    first, second = judge("hint", "graph-bs-list", env=workspace), judge("hint", "graph-bs-list", env=workspace)
+    assert first.returncode == second.returncode == 0
+    assert f"Hint 1 of {len(hints)}" in first.stdout and hints[0] in first.stdout
+    assert f"Hint 2 of {len(hints)}" in second.stdout and hints[1] in second.stdout  # the next one
+    again = judge("hint", "graph-bs-list", "1", env=workspace)
+    assert again.returncode == 0 and hints[0] in again.stdout
+    r = judge("hint", "graph-bs-list", str(len(hints) + 1), env=workspace)
+    assert r.returncode == 2 and f"hints 1 to {len(hints)}" in r.stderr
+
+
 def test_unknown_exercise_is_a_usage_error():
     r = judge("show", "no-such-exercise")
     assert r.returncode == 2 and "no exercise 'no-such-exercise'" in r.stderr

@@ -96,6 +96,39 @@ def test_chapters_carry_the_books_numbering(tmp_path):
             load_chapters(tmp_path)
 
 
+@pytest.mark.parametrize("hints, says", [
+    (None, "hints.md: file not found"),
+    ("", "hints.md: 0 hint(s)"),
+    ("  \n\n", "hints.md: 0 hint(s)"),
+    ("Only one nudge.\n", "hints.md: 1 hint(s)"),
+    ("First.\n---\n\n---\nThird.\n", "hint 2 of 3 is empty"),
+    ("First.\n---\nSecond.\n---\n", "hint 3 of 3 is empty"),
+])
+def test_check_refuses_missing_or_empty_hints(tmp_path, hints, says):
+    """On a copy of a real exercise, ``check``'s own reading (no judging: no modes) refuses bad hints."""
+    from judge.validate import check_exercise
+
+    real = ROOT / "exercises" / "graph-bs-list"
+    d = tmp_path / real.name
+    shutil.copytree(real, d)
+    shutil.copyfile(real.parent / "chapters.toml", tmp_path / "chapters.toml")
+    assert check_exercise(load_exercise(d), modes=[]).problems == []  # the copy as it is: valid
+    if hints is None:
+        (d / "hints.md").unlink()
+    else:
+        (d / "hints.md").write_text(hints, encoding="utf-8")
+    problems = check_exercise(load_exercise(d), modes=[]).problems
+    assert len(problems) == 1 and says in problems[0], problems
+
+
+def test_hints_are_split_on_lines_of_dashes(toy):
+    from judge.exercise import split_hints
+
+    assert split_hints("Read *this*.\n\n---\nThen:\n\n    code\n --- \nLast.") == \
+        ["Read *this*.", "Then:\n\n    code", "Last."]
+    assert split_hints("") == [] and toy.hints == []  # no hints.md: none
+
+
 def test_toy_exercise_loads(toy):
     assert toy.slug == "toy-counter"
     assert [t.qualname for t in toy.targets] == ["scale", "Counter.incr", "Counter.starting_at"]

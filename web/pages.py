@@ -11,6 +11,7 @@ from judge.exercise import DIFFICULTIES, SLUG_RE
 
 from .api import MAX_ID, catalog, filters_from_request
 from .config import book_url
+from .rendering import markdown_html
 
 MODE_NAMES = {"browser": "browser", "local": "local", "gpu": "GPU"}
 PROGRESS_STATUSES = ("", "solved", "tried", "new")  # filtered in the page, from the browser's progress
@@ -68,11 +69,13 @@ def exercise(slug: str):
     page_data = {
         "id": e.slug, "title": e.title, "starter": e.starter, "modes": list(e.modes),
         "targets": [t.spec for t in e.targets], "time_limit": e.time_limit, "test_time_limit": e.test_time_limit,
+        "hints": len(e.hints),
         "visible_tests": [{"name": t.name, "first": t.line, "last": t.line + t.source.count("\n")}
                           for t in entry.visible_tests],
         "urls": {"solution": url_for("api.solution", exercise_id=e.slug), "list": url_for("pages.index")},
     }
     return render_template(
         "exercise.html", entry=entry, tests_html=tests_html, page_data=page_data,
+        hints_html=[markdown_html(h) for h in e.hints],
         prev=cat.by_slug.get(entry.prev or ""), next=cat.by_slug.get(entry.next or ""),
     )

@@ -211,13 +211,101 @@ def test_an_import_that_does_not_parse_is_refused_and_changes_nothing(page, site
     assert page.evaluate("() => JSON.stringify(Object.entries(localStorage).sort())") == before
 
 
-def test_reveal_shows_the_explanation_and_the_reference(page, site):
+HINTS = find_exercise(SLUG).hints
+
+
+def test_a_hint_is_shown_counted_kept_and_exported(page, site, tmp_path):
+    n = len(HINTS)
     open_exercise(page, site)
-    assert page.locator("#solution").is_hidden()
+    hints = page.locator("#hint-list > li")
+    assert hints.count() == n and not any(hints.nth(i).is_visible() for i in range(n))
+    assert page.locator("#show-hint").inner_text() == f"Show hint 1 of {n}"
+    page.click("#show-hint")
+    assert hints.nth(0).is_visible() and not hints.nth(1).is_visible()
+    assert "*views*" not in hints.nth(0).inner_text() and "views" in hints.nth(0).inner_text()  # Markdown, rendered
+    page.reload()
+    page.wait_for_selector(".cm-content[contenteditable=true]")
+    assert hints.nth(0).is_visible() and not hints.nth(1).is_visible()
+    assert page.locator("#show-hint").inner_text() == f"Show hint 2 of {n}"
+    assert page.locator("#history summary").inner_text().endswith(f"1 of {n} hints used")
+    page.goto(site("/"))
+    with page.expect_download() as dl:
+        page.click("#export-progress")
+    export = tmp_path / "progress.json"
+    dl.value.save_as(export)
+    assert json.loads(export.read_text(encoding="utf-8"))["exercises"][SLUG]["hints"] == 1
+    # an export made before hints were counted (no "hints") still imports: none used
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": "minisgl-practice-progress", "version": 1, "exercises": {SLUG: {
+        "code": "x = 1\n", "savedAt": None, "verdicts": [], "solved": False, "solvedAt": None}}}), encoding="utf-8")
+    page.set_input_files("#import-progress", str(old))
+    page.wait_for_function("() => document.getElementById('progress-message').textContent.startsWith('Imported')")
+    open_exercise(page, site)
+    assert page.locator("#history summary").inner_text().endswith(f"0 of {n} hints used")
+    assert not hints.nth(0).is_visible()
+
+
+def test_the_reference_waits_behind_a_confirmation_until_solved_or_all_hints_used(page, site, verdicts):
+    n = len(HINTS)
+    open_exercise(page, site)
+    dialog, solution = page.locator("#reveal-confirm"), page.locator("#solution")
+    page.click("#show-hint")
+    page.click("#reveal-solution")
+    assert dialog.is_visible()
+    assert page.locator("#reveal-confirm-text").inner_text() == \
+        f"You have not solved it and have {n - 1} hints left. Show the reference anyway?"
+    assert page.evaluate("() => document.activeElement.id") == "reveal-cancel"  # the safe choice has the focus
+    page.click("#reveal-cancel")
+    assert dialog.is_hidden() and solution.is_hidden()
+    assert page.evaluate("() => document.activeElement.id") == "reveal-solution"
+    page.keyboard.press("Enter")  # with the keyboard: Esc cancels too
+    assert dialog.is_visible()
+    page.keyboard.press("Escape")
+    assert dialog.is_hidden() and solution.is_hidden()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")  # Cancel, then Show
+    assert page.evaluate("() => document.activeElement.id") == "reveal-show"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#solution .solution-code .cm-content")
+    assert dialog.is_hidden() and "self.positions" in page.locator("#solution .solution-code").inner_text()
+    assert page.locator("#solution .prose").inner_text().strip()
+
+    for _ in range(n - 1):  # every hint used: the reference at once
+        page.click("#show-hint")
+    assert page.locator("#show-hint").is_hidden() and page.locator("#hint-list > li").nth(n - 1).is_visible()
+    page.reload()
+    page.wait_for_selector(".cm-content[contenteditable=true]")
     page.click("#reveal-solution")
     page.wait_for_selector("#solution .solution-code .cm-content")
-    assert "self.positions" in page.locator("#solution .solution-code").inner_text()
-    assert page.locator("#solution .prose").inner_text().strip()
+    assert dialog.is_hidden()
+
+    page.evaluate("() => localStorage.clear()")  # solved, no hint used: at once too
+    page.reload()
+    page.wait_for_selector(".cm-content[contenteditable=true]")
+    show(page, {**verdicts["wrong"], "status": "accepted", "passed": verdicts["wrong"]["total"], "failed": 0})
+    page.click("#reveal-solution")
+    page.wait_for_selector("#solution .solution-code .cm-content")
+    assert dialog.is_hidden()
+
+
+def test_the_reference_says_loading_until_it_arrives_and_why_it_did_not(page, site):
+    held = []
+    open_exercise(page, site)
+    page.route("**/api/v1/exercises/*/solution", lambda r: held.append(r))  # answered below, when the test says so
+    for _ in HINTS:
+        page.click("#show-hint")
+    page.click("#reveal-solution")
+    page.wait_for_function("() => document.querySelector('#solution .solution-loading') !== null")
+    assert page.locator("#solution").inner_text() == "Loading the reference…"
+    assert page.locator("#solution").get_attribute("aria-busy") == "true"
+    assert held, "the reference was not asked for"
+    held.pop().fulfill(status=503, json={"error": {"status": 503, "code": "unavailable", "message": "the shelf fell"}})
+    page.wait_for_selector("#solution .solution-error")
+    assert "Could not load the reference: the shelf fell" in page.locator("#solution").inner_text()
+    assert page.locator("#solution").get_attribute("aria-busy") is None
+    page.unroute("**/api/v1/exercises/*/solution")
+    page.click("#reveal-solution")  # the button works again
+    page.wait_for_selector("#solution .solution-code .cm-content")
 
 
 def test_theme_follows_the_system_and_the_toggle(browser, site):
@@ -290,7 +378,11 @@ def test_accessibility_axe(browser, site, verdicts, scheme):
     show(page, verdicts["wrong"])
     page.click("#visible-tests summary")
     page.click("#run-locally summary")
+    page.click("#show-hint")
     page.click("#reveal-solution")
+    page.wait_for_selector("#reveal-confirm[open]")
+    found += axe_violations(page)  # the hints open and the confirmation open
+    page.click("#reveal-show")
     page.wait_for_selector("#solution .solution-code .cm-content")
     found += axe_violations(page)
     page.goto(site("/exercises/no-such-exercise"))

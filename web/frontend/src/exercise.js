@@ -1,8 +1,10 @@
 // The exercise page: the editor (autosaved), Run and Submit judged in the browser, the verdict cards,
-// the history of verdicts, Reset, Download, and the reveal of the explanation and reference solution.
+// the history of verdicts, Reset, Download; the hints and the reveal of the reference (hints.js, reveal.js).
 import { createEditor, gotoLine, replaceAll } from "./editor.js";
+import { setupHints } from "./hints.js";
 import { createJudge } from "./judge.js";
 import { STATUS_TEXT as PROGRESS_TEXT, addVerdict, load, saveCode, status } from "./progress.js";
+import { setupReveal } from "./reveal.js";
 import { STATUS_TEXT, renderPending, renderVerdict } from "./verdict.js";
 
 const data = JSON.parse(document.getElementById("exercise-data").textContent);
@@ -132,7 +134,7 @@ document.addEventListener("keydown", (ev) => {
   judgeNow(!ev.shiftKey);
 });
 
-// ---- reset, download, reveal --------------------------------------------------------------------
+// ---- reset, download; the hints and the reveal (hints.js, reveal.js) ---------------------------
 $("reset-button").addEventListener("click", () => {
   replaceAll(view, data.starter);
   view.focus();
@@ -149,31 +151,8 @@ $("download-code").addEventListener("click", () => {
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 });
 
-$("reveal-solution").addEventListener("click", async (ev) => {
-  const box = $("solution");
-  const button = ev.currentTarget;
-  button.setAttribute("aria-disabled", "true");
-  try {
-    const r = await fetch(data.urls.solution, { headers: { Accept: "application/json" } });
-    const body = await r.json();
-    if (!r.ok) throw new Error(body.error?.message || r.statusText);
-    const explanation = document.createElement("div");
-    explanation.className = "prose";
-    explanation.innerHTML = body.explanation_html; // rendered by the site from the exercise's explanation.md
-    const title = document.createElement("h3");
-    title.textContent = "Reference solution";
-    const listing = document.createElement("div");
-    listing.className = "solution-code";
-    box.replaceChildren(explanation, title, listing);
-    createEditor(listing, body.solution, { readOnly: true, label: "Reference solution" });
-    box.hidden = false;
-    button.hidden = true;
-  } catch (err) {
-    box.hidden = false;
-    box.textContent = `Could not load the solution: ${err.message}`;
-    button.removeAttribute("aria-disabled");
-  }
-});
+setupHints(data.id);
+setupReveal(data);
 
 // ---- for other panels on this page (e.g. the grading server's) ----------------------------------
 window.minisglPractice = {

@@ -1,7 +1,9 @@
 // Progress, kept in this browser only (localStorage): per exercise, the code (autosaved), the last 20
-// verdicts, and whether it was solved (a Submit that was accepted). Export/import as one versioned JSON file.
+// verdicts, whether it was solved (a Submit that was accepted) and how many hints were shown. Export/import as
+// one versioned JSON file.
 //
-// Storage: one key per exercise, "minisgl-practice.v1.<id>" -> {code, savedAt, verdicts[], solved, solvedAt}.
+// Storage: one key per exercise, "minisgl-practice.v1.<id>" -> {code, savedAt, verdicts[], solved, solvedAt,
+// hints} ("hints" came later: entries and exports without it read as 0).
 
 export const FORMAT = "minisgl-practice-progress";
 export const VERSION = 1;
@@ -9,6 +11,7 @@ export const MAX_VERDICTS = 20;
 const PREFIX = `minisgl-practice.v${VERSION}.`;
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const MAX_CODE = 200_000; // characters; a bigger "code" in an import is refused
+const MAX_HINTS = 100; // a bigger "hints" count in an import is refused
 const STATUSES = ["accepted", "wrong_answer", "runtime_error", "compile_error", "timeout", "internal_error"];
 const TEST_STATUSES = ["pass", "fail", "error", "skip", "timeout"];
 
@@ -20,7 +23,7 @@ function cap(text, n) {
 }
 
 export function blank() {
-  return { code: null, savedAt: null, verdicts: [], solved: false, solvedAt: null };
+  return { code: null, savedAt: null, verdicts: [], solved: false, solvedAt: null, hints: 0 };
 }
 
 function read(slug) {
@@ -45,6 +48,18 @@ export function saveCode(slug, code) {
   const entry = read(slug);
   entry.code = code;
   entry.savedAt = new Date().toISOString();
+  try {
+    write(slug, entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Record that the first ``count`` hints were shown (never fewer than before); false when storage refuses. */
+export function saveHints(slug, count) {
+  const entry = read(slug);
+  entry.hints = Math.max(Number.isInteger(entry.hints) ? entry.hints : 0, count);
   try {
     write(slug, entry);
     return true;
@@ -131,6 +146,8 @@ function validEntry(slug, e) {
   check(e.code === null || e.code === undefined || typeof e.code === "string", `${where}: "code" must be text`);
   check(typeof e.code !== "string" || e.code.length <= MAX_CODE, `${where}: "code" is longer than ${MAX_CODE} characters`);
   check(e.solved === undefined || typeof e.solved === "boolean", `${where}: "solved" must be true or false`);
+  check(e.hints === undefined || Number.isInteger(e.hints) && e.hints >= 0 && e.hints <= MAX_HINTS,
+    `${where}: "hints" must be a whole number from 0 to ${MAX_HINTS}`);
   const verdicts = e.verdicts === undefined ? [] : e.verdicts;
   check(Array.isArray(verdicts), `${where}: "verdicts" must be a list`);
   verdicts.forEach((v, i) => {
@@ -147,6 +164,7 @@ function validEntry(slug, e) {
     verdicts: verdicts.slice(0, MAX_VERDICTS).map((v) => compact(v)).map((c, i) => ({ ...c, at: verdicts[i].at || c.at })),
     solved: !!e.solved,
     solvedAt: typeof e.solvedAt === "string" ? e.solvedAt : null,
+    hints: e.hints || 0,
   };
 }
 
