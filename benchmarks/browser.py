@@ -5,7 +5,7 @@
 Each run opens a fresh browser profile (a cold HTTP cache) on the minimal judge page (/judge/), submits the
 exercise's reference as soon as the page has loaded (the judge queues it until Python is ready), then submits
 it again on the same page, then reloads the page (warm HTTP cache) and submits once more. Then, in another fresh
-profile, the real exercise pages: /exercises/<exercise>, Run (the starter) at once, and its "next" link, Run at
+profile, the real exercise pages: /exercises/<page>, Run (the starter) at once, and its "next" link, Run at
 once there too. Printed, median of --runs (goals from issues 8 and 22):
 
     ready      page load (navigation start) -> worker ready
@@ -81,14 +81,14 @@ def serve(site: Path, port: int):
     return srv
 
 
-def one_run(playwright, chromium: str, base: str, slug: str) -> dict:
+def one_run(playwright, chromium: str, base: str, slug: str, page_slug: str) -> dict:
     # a fresh profile per measure: a cold HTTP cache (and code cache, and storage) on disk, as a learner's first visit
     out = {}
-    for measure in (_measure, _measure_pages):
+    for measure, ex in ((_measure, slug), (_measure_pages, page_slug)):
         with tempfile.TemporaryDirectory(prefix="judge-bench-profile-") as profile:
             context = playwright.chromium.launch_persistent_context(profile, executable_path=chromium, args=ARGS)
             try:
-                out.update(measure(context, base, slug))
+                out.update(measure(context, base, ex))
             finally:
                 context.close()
     return out
@@ -99,8 +99,8 @@ def _measure_pages(context, base: str, slug: str) -> dict:
     page.set_default_timeout(300_000)
     page.goto(base + f"/exercises/{slug}", wait_until="domcontentloaded")
     a = page.evaluate(RUN_PAGE)
-    page.click("a[rel=next]")
-    page.wait_for_load_state("domcontentloaded")
+    with page.expect_navigation(wait_until="domcontentloaded"):
+        page.click("a[rel=next]")
     b = page.evaluate(RUN_PAGE)
     for r in (a, b):
         assert r["status"] not in ("unavailable", "internal_error"), r
@@ -182,6 +182,7 @@ def report(name: str, runs: list[dict], exercise: str) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--exercise", default="graph-capture-loop")
+    ap.add_argument("--page", default="graph-capture-buffer", help="exercise page A (it needs a next exercise)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--port", type=int, default=8150)
     ap.add_argument("--baseline", default="e365c1e", help="the commit to compare with (today's main)")
@@ -208,7 +209,7 @@ def main() -> int:
             with sync_playwright() as p:
                 for i in range(args.runs):
                     for name, url in sites.items():  # interleaved: the same load for both
-                        runs[name].append(one_run(p, chromium, url, args.exercise))
+                        runs[name].append(one_run(p, chromium, url, args.exercise, args.page))
                         r = runs[name][-1]
                         print(f"run {i + 1} {name}: ready {r['ready']:.2f} s, first {r['first']:.2f} s, "
                               f"second {r['second']:.2f} s, reload {r['reload']:.2f} s, page A ready "
