@@ -29,7 +29,10 @@ export function createJudge({ manifestURL = DEFAULT_MANIFEST, onEvent = () => {}
     return sup;
   });
   const ready = started.then((s) => s.ready());
-  ready.then(() => performance.mark("judge-ready"), (e) => onEvent({ type: "error", message: e.message }));
+  ready.then(
+    (r) => performance.mark("judge-ready", { detail: { ms: r.ms, snapshot: r.env.snapshot } }),
+    (e) => onEvent({ type: "error", message: e.message }),
+  );
   return {
     ready,
     manifest,

@@ -10,6 +10,9 @@
 //   importPyodide(rel)           the loadPyodide function of pyodide.mjs (integrity-checked)
 //   prepare?(pyodide, init)      host-specific set-up after boot (Node: mounts)
 //   refused?                     a promise that rejects when a file fails its integrity check
+//   snapshot?                    Python's memory right after it started, kept by the host (the browser: its Cache
+//                                API): load() -> Uint8Array | null (rejects when what is kept is damaged),
+//                                save(bytes), drop(). Restored instead of starting Python again (docs/browser.md)
 // }
 // Messages in:  {type:"init", manifest, control, options}, {type:"judge", id, job}, {type:"exec", id, code}
 // Messages out: {type:"progress", ...}, {type:"ready", ms, env}, {type:"result", id, ...}, {type:"error", ...}
@@ -47,15 +50,44 @@ export function serve(host) {
     };
     step("pyodide.mjs");
     const loadPyodide = await host.importPyodide(manifest.indexURL + "pyodide.mjs");
-    step("runtime: pyodide.asm.wasm, pyodide.asm.js, python_stdlib.zip", manifest.indexURL + "pyodide.mjs");
-    const pyodide = await loadPyodide({
+    loaded += files[manifest.indexURL + "pyodide.mjs"].size;
+    const config = {
       indexURL: host.resolve(manifest.indexURL),
       lockFileURL: host.resolve(manifest.lockFileURL),
       env: { HOME: "/home/pyodide", ...manifest.env, ...(options.env || {}) },
       stdout: (text) => host.post({ type: "log", stream: "stdout", text: String(text).slice(0, 2000) }),
       stderr: (text) => host.post({ type: "log", stream: "stderr", text: String(text).slice(0, 2000) }),
       checkAPIVersion: true,
-    });
+    };
+    // Python's memory as it was right after it started, kept by this browser (taken before any package: Pyodide
+    // 0.27 cannot snapshot loaded shared libraries such as numpy's). The runtime files are still fetched and
+    // checked; only starting CPython and its first imports are skipped. Anything wrong: the normal boot.
+    let snapshot = host.snapshot ? "made" : "off"; // what this boot did: restored | made | off, and why not
+    let pyodide = null;
+    const kept = host.snapshot ? await host.snapshot.load().catch((e) => e) : null;
+    if (kept instanceof Uint8Array) {
+      step("runtime: restoring Python from this browser's cache");
+      try {
+        pyodide = await loadPyodide({ ...config, _loadSnapshot: kept });
+        snapshot = "restored";
+      } catch (e) {
+        snapshot = `made (the kept snapshot was refused: ${e && e.message ? e.message : e})`;
+        await host.snapshot.drop().catch(() => {});
+      }
+    } else if (kept instanceof Error) {
+      snapshot = `made (the kept snapshot was refused: ${kept.message})`;
+    }
+    if (!pyodide) {
+      step("runtime: pyodide.asm.wasm, pyodide.asm.js, python_stdlib.zip");
+      pyodide = await loadPyodide({ ...config, _makeSnapshot: Boolean(host.snapshot) });
+      if (host.snapshot) {
+        try {
+          host.snapshot.save(pyodide.makeMemorySnapshot()).catch(() => {}); // kept while the packages load
+        } catch (e) {
+          snapshot = `off (could not be made: ${e && e.message ? e.message : e})`;
+        }
+      }
+    }
     for (const rel of coreNames) loaded += files[rel] ? files[rel].size : 0;
     step("packages: " + manifest.packages.join(", "));
     const errors = [];
@@ -87,6 +119,7 @@ export function serve(host) {
     env.pyodide = pyodide.version;
     env.ms = Date.now() - t0;
     env.timings = timings;
+    env.snapshot = snapshot;
     host.post({ type: "ready", ms: env.ms, env, build: manifest.build });
   }
 

@@ -67,6 +67,39 @@ async function importChecked(rel) {
   }
 }
 
+// Python's memory right after it started (core.mjs), kept in this browser's Cache API under a key made of the
+// runtime files' sha256 and the env: a changed runtime file makes another key (the old entry is deleted when the
+// new one is saved), and a kept snapshot whose bytes no longer match the sha256 saved beside them is refused.
+const SNAPSHOTS = "minisgl-judge-python-snapshot";
+const RUNTIME = ["pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip"];
+
+async function snapshotKey() {
+  const hashes = RUNTIME.map((n) => manifest.files[manifest.indexURL + n].sha256);
+  const id = await sha256hex(new TextEncoder().encode(JSON.stringify([hashes, manifest.env])));
+  return new URL(`python-snapshot/${id}`, base).href; // a Cache API key only: never requested from the site
+}
+
+const snapshot = globalThis.caches && {
+  async load() {
+    const key = await snapshotKey();
+    const r = await (await caches.open(SNAPSHOTS)).match(key);
+    if (!r) return null;
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    if ((await sha256hex(bytes)) !== r.headers.get("x-sha256")) throw new Error("its bytes do not match their sha256");
+    return bytes;
+  },
+  async save(bytes) {
+    const key = await snapshotKey();
+    const cache = await caches.open(SNAPSHOTS);
+    for (const old of await cache.keys()) if (old.url !== key) await cache.delete(old);
+    const headers = { "content-type": "application/octet-stream", "x-sha256": await sha256hex(bytes) };
+    await cache.put(key, new Response(bytes, { headers }));
+  },
+  async drop() {
+    await (await caches.open(SNAPSHOTS)).delete(await snapshotKey());
+  },
+};
+
 const glue = fetch(new URL("glue.py", import.meta.url).href).then((r) => r.text());
 let glueText = null;
 
@@ -76,6 +109,7 @@ const handle = serve({
   resolve: (rel) => new URL(rel, base).href,
   readBytes: checkedBytes,
   readText: () => glueText,
+  snapshot,
   async importPyodide(rel) {
     glueText = await glue;
     // pyodide.asm.js defines globalThis._createPyodideModule; loaded here, checked, Pyodide does not fetch it again

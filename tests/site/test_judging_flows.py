@@ -1,7 +1,7 @@
 """The learner's flows with the real in-browser judge (Pyodide in a Web Worker, branch `browser`), in headless
 Chromium with every other host blocked: type a solution with keystrokes, Run, Submit, accepted, solved after a
 reload; a wrong solution shows the failing test's message and line; an endless loop is a timeout and the next
-Run works."""
+Run works; the next exercise page restores Python from this browser's snapshot, and refuses a foreign one."""
 
 from __future__ import annotations
 
@@ -118,6 +118,64 @@ def test_an_endless_loop_times_out_and_the_next_run_works(judge_page, site):
     page.click("#run-button")
     v = judged(page)
     assert v["status"] == "accepted", v
+
+
+# the page's side of the kept snapshot (browser/js/worker.mjs): one entry, its bytes matching the sha256 beside them
+SNAPSHOTS = "minisgl-judge-python-snapshot"
+SNAPSHOT_JS = """async ([name, tamper]) => {
+  const hex = async (b) => Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", b)),
+                                      (x) => x.toString(16).padStart(2, "0")).join("");
+  const cache = await caches.open(name);
+  for (let i = 0; i < 600; i++) {  // saved while the packages load: wait for it
+    const keys = await cache.keys();
+    const r = keys.length === 1 && await cache.match(keys[0]);
+    const bytes = r && new Uint8Array(await r.arrayBuffer());
+    if (bytes && await hex(bytes) === r.headers.get("x-sha256")) {
+      if (tamper === "foreign") bytes[20] ^= 0xff;  // another Pyodide build's id, with a matching sha256
+      if (tamper) await cache.put(keys[0], new Response(bytes, {headers: {"x-sha256": await hex(bytes)}}));
+      return bytes.length;
+    }
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  return 0;
+}"""
+
+
+def boot_snapshot(page) -> str:
+    """How the page's Python started (client.mjs's judge-ready mark): restored, made, or made after a refusal."""
+    page.wait_for_function("() => performance.getEntriesByName('judge-ready').length", timeout=PYTHON_READY_MS)
+    return page.evaluate("() => performance.getEntriesByName('judge-ready')[0].detail.snapshot")
+
+
+def go_next(page) -> None:
+    with page.expect_navigation():
+        page.click("a[rel=next]")
+
+
+def run_starter(page) -> None:
+    page.click("#run-button")
+    v = judged(page)
+    assert v["mode"] == "browser" and v["status"] not in ("internal_error", "unavailable"), v
+
+
+def test_the_next_exercise_page_restores_python_from_this_browser(judge_page, site):
+    page = judge_page
+    page.goto(site(f"/exercises/{SLUG}"))
+    wait_python(page)
+    assert boot_snapshot(page) == "made"
+    assert page.evaluate(SNAPSHOT_JS, [SNAPSHOTS, None]) > 1_000_000, "no snapshot kept after the first page"
+
+    go_next(page)  # the next exercise: Python restored from the snapshot, and it judges
+    assert boot_snapshot(page) == "restored"
+    run_starter(page)
+
+    # a snapshot this runtime cannot take (another build's, its sha256 right) is refused by Pyodide: normal boot
+    assert page.evaluate(SNAPSHOT_JS, [SNAPSHOTS, "foreign"])
+    go_next(page)
+    assert boot_snapshot(page).startswith("made (the kept snapshot was refused: Snapshot build id mismatch"), \
+        boot_snapshot(page)
+    run_starter(page)
+    assert page.evaluate(SNAPSHOT_JS, [SNAPSHOTS, None]) > 1_000_000, "no good snapshot in place of the foreign one"
 
 
 def copy_check_line() -> int:

@@ -6,11 +6,23 @@
 // onStatus({ state: "loading" | "ready" | "unavailable", text, loaded, total }); onRunning(test name).
 export const CLIENT_URL = "/judge/js/client.mjs";
 
+// the worker's boot steps (docs/browser.md), in the learner's words
+const STEPS = {
+  "pyodide.mjs": "loading the Python runtime",
+  runtime: "loading the Python runtime",
+  packages: "loading numpy and the engine",
+  data: "loading the exercises and the tiny model",
+  imports: "importing numpy, torch and the engine",
+};
+
 function describe(ev) {
   // the worker's boot progress: {type: "progress", stage: "boot", what, loaded, total} (docs/browser.md)
-  const what = ev.what || ev.message || ev.step || "Python";
-  const size = ev.total ? ` (${(ev.loaded / 1e6).toFixed(1)} of ${(ev.total / 1e6).toFixed(1)} MB)` : "";
-  return `Python: loading ${what}${size}…`;
+  const what = String(ev.what || "");
+  if (what.startsWith("runtime: restoring")) return "Python: restoring from this browser's cache…";
+  const words = STEPS[what.split(":")[0]] || "loading";
+  const downloading = ev.total && ev.loaded < ev.total && words.startsWith("loading");
+  const size = downloading ? ` (${(ev.loaded / 1e6).toFixed(1)} of ${(ev.total / 1e6).toFixed(1)} MB)` : "";
+  return `Python: ${words}${size}…`;
 }
 
 export function createJudge({ onStatus = () => {}, onRunning = () => {}, clientUrl = CLIENT_URL } = {}) {
