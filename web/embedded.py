@@ -2,10 +2,11 @@
 machine, nothing to install or configure.
 
 - the database is SQLite in the instance folder (migrated at start);
-- a runner named ``this-machine`` (``RUNNER``; the page calls it "this machine's runner") is registered once
-  (its token kept in ``instance/embedded-runner-token``, mode 0600; a row named ``embedded``, as older
-  versions called it, is renamed) and started as a subprocess with the ``local`` executor: GPU-mode submissions are judged
-  on this machine's GPU if it has one, else on the CPU with emulated CUDA graphs (the verdict says so);
+- a runner named ``this-machine`` (``RUNNER``; the page calls it "this machine's runner") is registered
+  once (its token kept in ``instance/embedded-runner-token``, mode 0600; a row named ``embedded``, as older
+  versions called it, is renamed) and started as a subprocess with the ``local`` executor: GPU-mode
+  submissions are judged on this machine's GPU if it has one, else on the CPU with emulated CUDA graphs
+  (the verdict says so);
 - a staff account ``me`` is made on first start, and every start prints a one-time login link for it;
 - it serves plain http, so the session cookie is not ``Secure`` here (everywhere else it is by default).
 

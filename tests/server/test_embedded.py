@@ -9,11 +9,9 @@ import re
 import signal
 import subprocess
 import sys
-
-import requests
-
 from pathlib import Path
 
+import requests
 from sqlalchemy import select
 
 from tests.server.pieces import ROOT, free_port, reference_code, wait_for, wait_http
