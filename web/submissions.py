@@ -11,9 +11,9 @@
 - ``POST /submissions/<id>/cancel``.
 - ``GET /grading``: whether the site has runners (the page shows "Judge on the grading server" then), and
   each one online as the page names it (``online``: ``runner``, ``gpu`` or null, ``modes``).
-- A submission's ``judged_on`` is what its runner said (``gpu``, ``device``, ``mode``, ``emulated``, ``note``)
-  plus ``runner`` (its name) and ``runner_label`` (how the page names it: "this machine's runner" for the
-  embedded default's).
+- A submission's ``runner`` is the name of the runner that has (had) it, ``runner_label`` how the page names
+  it ("this machine's runner" for the embedded default's, else "runner NAME"); ``judged_on`` is what that
+  runner said about where it judged (``gpu``, ``device``, ``mode``, ``emulated``, ``note``; ``runner``).
 
 Another learner's submission is a 404, as if it did not exist; staff see every submission.
 """
@@ -73,10 +73,11 @@ def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = Tru
         "attempts": sub.attempts,
         "user": sub.user.username if sub.user else None,
         "runner": sub.runner.name if sub.runner and sub.state != "queued" else None,
+        "runner_label": runner_label(sub.runner.name) if sub.runner and sub.state != "queued" else None,
         "created_at": iso(sub.created_at),
         "claimed_at": iso(sub.claimed_at),
         "finished_at": iso(sub.finished_at),
-        "judged_on": _judged_on(sub),
+        "judged_on": sub.judged_on_dict(),
         "links": {
             "self": f"/api/v1/submissions/{sub.id}",
             "events": f"/api/v1/submissions/{sub.id}/events",
@@ -86,12 +87,6 @@ def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = Tru
     if verdict:
         d["verdict"] = sub.verdict_dict()
     return d
-
-
-def _judged_on(sub: Submission) -> dict[str, Any] | None:
-    """What the runner said about where it judged, with ``runner_label``: how the page names that runner."""
-    on = sub.judged_on_dict()
-    return {**on, "runner_label": runner_label(on.get("runner"))} if isinstance(on, dict) else on
 
 
 def _own(s, sub_id: int) -> Submission:

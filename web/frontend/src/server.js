@@ -63,7 +63,7 @@ function runnerText(r) {
 
 function describe(sub) {
   if (sub.status === "queued") return sub.position === 1 ? "Queued: next in line." : `Queued: position ${sub.position}.`;
-  if (sub.status === "running") return `Running on ${sub.runner || "a runner"}…`;
+  if (sub.status === "running") return `Running on ${sub.runner_label || "a runner"}…`;
   if (sub.status === "cancelled") return "Cancelled.";
   return "";
 }
@@ -78,7 +78,7 @@ function end(sub, text, state) {
 function showDone(sub) {
   const on = sub.judged_on || {};
   const what = device(on);
-  end(sub, `Judged ${when(sub.finished_at)} by ${on.runner_label || sub.runner || "a runner"}: ${what}, trusted mode.`, "done");
+  end(sub, `Judged ${when(sub.finished_at)} by ${sub.runner_label || "a runner"}: ${what}, trusted mode.`, "done");
   note.hidden = !on.note;
   note.textContent = on.note || "";
   if (!sub.verdict) return;
