@@ -2,9 +2,11 @@
 machine, nothing to install or configure.
 
 - the database is SQLite in the instance folder (migrated at start);
-- a runner named ``embedded`` is registered once (its token kept in ``instance/embedded-runner-token``,
-  mode 0600) and started as a subprocess with the ``local`` executor: GPU-mode submissions are judged
-  on this machine's GPU if it has one, else on the CPU with emulated CUDA graphs (the verdict says so);
+- a runner named ``this-machine`` (``RUNNER``; the page calls it "this machine's runner") is registered
+  once (its token kept in ``instance/embedded-runner-token``, mode 0600; a row named ``embedded``, as older
+  versions called it, is renamed) and started as a subprocess with the ``local`` executor: GPU-mode
+  submissions are judged on this machine's GPU if it has one, else on the CPU with emulated CUDA graphs
+  (the verdict says so);
 - a staff account ``me`` is made on first start, and every start prints a one-time login link for it;
 - it serves plain http, so the session cookie is not ``Secure`` here (everywhere else it is by default).
 
@@ -25,7 +27,15 @@ from sqlalchemy import delete, select
 
 ROOT = Path(__file__).resolve().parent.parent
 USER = "me"
-RUNNER = "embedded"
+RUNNER = "this-machine"
+OLD_RUNNER_NAMES = ("embedded",)  # what older versions named it: renamed at start
+
+
+def runner_label(name: str | None) -> str:
+    """A runner as the pages name it: this machine's runner, or ``runner NAME``."""
+    if not name:
+        return "a runner"
+    return "this machine's runner" if name == RUNNER else f"runner {name}"
 
 
 def _runner_token(app) -> Path:
@@ -37,6 +47,10 @@ def _runner_token(app) -> Path:
     path = Path(app.instance_path) / "embedded-runner-token"
     with db.session() as s:
         row = s.scalar(select(Runner).where(Runner.name == RUNNER))
+        if row is None:
+            row = s.scalar(select(Runner).where(Runner.name.in_(OLD_RUNNER_NAMES)))
+            if row is not None:
+                row.name = RUNNER  # its token and its submissions stay with it
         if row is not None and path.exists() and row.token_hash == auth.hash_token(path.read_text().strip()):
             return path
         if row is not None:

@@ -9,7 +9,11 @@
   ``done`` (with the verdict) or ``cancelled``; a ``: heartbeat`` comment every ``SSE_HEARTBEAT_SECONDS``.
   429 + ``Retry-After`` over ``STREAMS_PER_USER`` open streams of this account or ``STREAMS_TOTAL`` on the site.
 - ``POST /submissions/<id>/cancel``.
-- ``GET /grading``: whether the site has runners (the page shows "Judge on the GPU server" then).
+- ``GET /grading``: whether the site has runners (the page shows "Judge on the grading server" then), and
+  each one online as the page names it (``online``: ``runner``, ``gpu`` or null, ``modes``).
+- A submission's ``runner`` is the name of the runner that has (had) it, ``runner_label`` how the page names
+  it ("this machine's runner" for the embedded default's, else "runner NAME"); ``judged_on`` is what that
+  runner said about where it judged (``gpu``, ``device``, ``mode``, ``emulated``, ``note``; ``runner``).
 
 Another learner's submission is a 404, as if it did not exist; staff see every submission.
 """
@@ -28,6 +32,7 @@ from judge.exercise import SLUG_RE, ExerciseError, list_exercises
 from judge.modes import SUBMISSION_MODES, judge_mode
 
 from .auth import credential_check, current_user, require_user
+from .embedded import runner_label
 from .errors import ApiError, json_object
 from .grading import Grading, ready_grading
 from .models import DONE, FINAL_STATES, Submission
@@ -68,6 +73,7 @@ def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = Tru
         "attempts": sub.attempts,
         "user": sub.user.username if sub.user else None,
         "runner": sub.runner.name if sub.runner and sub.state != "queued" else None,
+        "runner_label": runner_label(sub.runner.name) if sub.runner and sub.state != "queued" else None,
         "created_at": iso(sub.created_at),
         "claimed_at": iso(sub.claimed_at),
         "finished_at": iso(sub.finished_at),
@@ -230,6 +236,8 @@ def status():
         "runners": len(runners),
         "gpus": sorted({r.gpu for r in runners if r.gpu}),
         "modes": sorted({m for r in runners for m in r.modes.split(",") if m}),
+        "online": [{"runner": runner_label(r.name), "gpu": r.gpu, "modes": sorted(m for m in r.modes.split(",") if m)}
+                   for r in runners],
         "intake_open": not paused,
         "queued": queued,
         "logged_in": user is not None,

@@ -44,7 +44,7 @@ def test_submit_poll_and_see_the_verdict(app, accounts):
     done = c.get(f"/api/v1/submissions/{r.json['id']}", headers=bearer(tok)).json
     assert (done["status"], done["result"], done["verdict"]["passed"]) == ("done", "accepted", 1)
     assert done["verdict"]["metrics"] == {"eager_decode_ms": 2.5, "graph_decode_ms": 0.8}
-    assert done["judged_on"] == {"gpu": "NVIDIA H100", "runner": "r1"}
+    assert done["judged_on"] == {"gpu": "NVIDIA H100", "runner": "r1"} and done["runner_label"] == "runner r1"
     listing = c.get("/api/v1/submissions", headers=bearer(tok)).json["submissions"]
     assert [s["id"] for s in listing] == [second["id"], r.json["id"]] and "verdict" not in listing[0]
 
@@ -88,6 +88,23 @@ def test_another_learners_submission_is_404_but_staff_see_it(app, accounts):
     assert c.get(f"/api/v1/submissions/{sid}", headers=bearer(staff)).json["user"] == "alice"
     assert len(c.get("/api/v1/submissions?all=1", headers=bearer(staff)).json["submissions"]) == 1
     assert c.get("/api/v1/submissions?all=1", headers=bearer(bob)).json["submissions"] == []
+
+
+def test_the_latest_submission_of_an_exercise_is_only_ever_the_callers_own(app, accounts):
+    """What the exercise page asks after a reload (``?exercise=ID&limit=1``): the caller's newest submission of
+    that exercise; another learner's newer one, or one of another exercise, is never it."""
+    c = app.test_client()
+    alice, bob, carol = accounts.user("alice"), accounts.user("bob"), accounts.user("carol")
+    mine = submit(c, alice).json["id"]
+    submit(c, alice, exercise="graph-capture-buffer", mode="cpu")
+    bobs = submit(c, bob).json["id"]
+    latest = f"/api/v1/submissions?exercise={EX}&limit=1"
+    got = c.get(latest, headers=bearer(alice)).json["submissions"]
+    assert [(s["id"], s["user"], s["exercise"]) for s in got] == [(mine, "alice", EX)]
+    assert [s["id"] for s in c.get(latest, headers=bearer(bob)).json["submissions"]] == [bobs]
+    assert c.get(latest, headers=bearer(carol)).json["submissions"] == []
+    everyone = c.get(f"/api/v1/submissions?exercise={EX}&all=1", headers=bearer(carol)).json["submissions"]
+    assert everyone == []  # all=1 is for staff only
 
 
 def test_429_with_retry_after_and_503_when_paused(app, accounts, grading):
@@ -211,6 +228,7 @@ def test_grading_status_says_whether_runners_are_here(app, accounts):
     c.post("/api/v1/runner/claim", json={"modes": ["gpu", "cpu"], "gpu": "NVIDIA H100"}, headers=bearer(rtok))
     status = c.get("/api/v1/grading").json
     assert (status["runners"], status["gpus"], status["modes"]) == (1, ["NVIDIA H100"], ["cpu", "gpu"])
+    assert status["online"] == [{"runner": "runner r1", "gpu": "NVIDIA H100", "modes": ["cpu", "gpu"]}]
 
 
 @pytest.mark.parametrize("path", ["/staff/"])

@@ -9,8 +9,10 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import requests
+from sqlalchemy import select
 
 from tests.server.pieces import ROOT, free_port, reference_code, wait_for, wait_http
 from tests.server.sse import watch
@@ -65,6 +67,24 @@ def test_embedded_default_judges_a_gpu_submission_end_to_end(tmp_path):
         if _group_alive(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
+
+
+def test_a_runner_named_embedded_by_an_older_instance_is_renamed_and_keeps_its_token(app, grading):
+    """Older versions named the embedded runner ``embedded``: a start finds that row, renames it to the name
+    that says what it is, and keeps its token (the token file still works; no second runner)."""
+    from web import auth, embedded
+    from web.models import Runner
+
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    token = auth.create_runner(grading.db, "embedded")
+    (Path(app.instance_path) / "embedded-runner-token").write_text(token)
+    assert embedded._runner_token(app).read_text() == token
+    with grading.db.session() as s:
+        assert s.scalars(select(Runner.name)).all() == ["this-machine"]
+    c = app.test_client()
+    claim = c.post("/api/v1/runner/claim", json={"wait": 0}, headers={"Authorization": f"Bearer {token}"})
+    assert claim.status_code == 204
+    assert c.get("/api/v1/grading").json["online"][0]["runner"] == "this machine's runner"
 
 
 def _group_alive(pgid: int) -> bool:

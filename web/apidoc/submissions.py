@@ -84,6 +84,8 @@ SCHEMAS: dict[str, Any] = {
             "result": {"type": ["string", "null"], "description": "The verdict's status once done."},
             "attempts": {"type": "integer", "description": "Claims so far (a lost runner's claim counts)."},
             "user": {"type": ["string", "null"]}, "runner": {"type": ["string", "null"]},
+            "runner_label": {"type": ["string", "null"], "description": "The runner as the page names it: "
+                             "\"this machine's runner\" (the embedded default's) or \"runner NAME\"."},
             "created_at": _TIME, "claimed_at": _TIME, "finished_at": _TIME,
             "judged_on": {"type": ["object", "null"], "description": "runner, device, gpu, emulated (no GPU: "
                           "CUDA graphs emulated on the CPU), note."},
@@ -97,10 +99,16 @@ SCHEMAS: dict[str, Any] = {
     },
     "GradingStatus": {
         "type": "object", "additionalProperties": False,
-        "required": ["runners", "gpus", "modes", "intake_open", "queued", "logged_in", "login_url"],
+        "required": ["runners", "gpus", "modes", "intake_open", "queued", "logged_in", "login_url", "online"],
         "properties": {"runners": {"type": "integer"}, "gpus": {"type": "array", "items": {"type": "string"}},
                        "modes": {"type": "array", "items": {"type": "string"}}, "intake_open": {"type": "boolean"},
                        "queued": {"type": "integer"}, "logged_in": {"type": "boolean"},
-                       "login_url": {"type": "string"}},
+                       "login_url": {"type": "string"},
+                       "online": {"type": "array", "description": "The runners online, as the page names them.",
+                                  "items": {"type": "object", "additionalProperties": False,
+                                            "required": ["runner", "gpu", "modes"],
+                                            "properties": {"runner": {"type": "string"},
+                                                           "gpu": {"type": ["string", "null"]},
+                                                           "modes": {"type": "array", "items": {"type": "string"}}}}}},
     },
 }

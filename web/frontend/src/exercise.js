@@ -5,7 +5,7 @@ import { setupHints } from "./hints.js";
 import { createJudge } from "./judge.js";
 import { STATUS_TEXT as PROGRESS_TEXT, addVerdict, load, saveCode, status } from "./progress.js";
 import { setupReveal } from "./reveal.js";
-import { STATUS_TEXT, renderPending, renderVerdict } from "./verdict.js";
+import { STATUS_TEXT, renderPending, renderVerdict, sourceBadge, sourceText } from "./verdict.js";
 
 const data = JSON.parse(document.getElementById("exercise-data").textContent);
 const $ = (id) => document.getElementById(id);
@@ -68,7 +68,7 @@ function paintProgress(entry) {
     button.type = "button";
     button.className = "link-button";
     const when = new Date(v.at).toLocaleString();
-    button.textContent = `${STATUS_TEXT[v.status] || v.status}: ${v.passed}/${v.total} · ${v.run ? "Run" : "Submit"} · ${when}`;
+    button.append(sourceBadge(v), `${STATUS_TEXT[v.status] || v.status}: ${v.passed}/${v.total} · ${v.run ? "Run" : "Submit"} · ${sourceText(v)} · ${when}`);
     button.addEventListener("click", () => renderVerdict(verdictBox, entry.verdicts[i], cardOptions));
     li.className = `history-item status-${v.status}`;
     li.append(button);
@@ -156,7 +156,7 @@ setupReveal(data);
 
 // ---- for other panels on this page (e.g. the grading server's) ----------------------------------
 window.minisglPractice = {
-  exercise: data, code, recordVerdict, lastVerdict: () => lastVerdict,
+  exercise: data, code, recordVerdict, lastVerdict: () => lastVerdict, history: () => load(data.id).verdicts,
   renderVerdict: (el, v) => renderVerdict(el, v, cardOptions),
 };
 

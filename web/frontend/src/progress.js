@@ -4,6 +4,8 @@
 //
 // Storage: one key per exercise, "minisgl-practice.v1.<id>" -> {code, savedAt, verdicts[], solved, solvedAt,
 // hints} ("hints" came later: entries and exports without it read as 0).
+// A verdict from the grading server's panel has a `source` ({kind: "server", text, submission, at}); one judged
+// in this browser has none. Either kind of accepted Submit marks the exercise solved.
 
 export const FORMAT = "minisgl-practice-progress";
 export const VERSION = 1;
@@ -68,10 +70,19 @@ export function saveHints(slug, count) {
   }
 }
 
+/** Where a server verdict came from (the panel's label, its submission, its time); null for the browser's. */
+function sourceOf(verdict) {
+  const s = verdict.source;
+  if (!s || s.kind !== "server") return null;
+  return { kind: "server", text: cap(s.text, 200), submission: Number.isInteger(s.submission) ? s.submission : null,
+    at: typeof s.at === "string" ? s.at : null };
+}
+
 /** What is kept of a verdict: everything the cards show, long texts capped. */
 export function compact(verdict) {
+  const source = sourceOf(verdict);
   return {
-    at: new Date().toISOString(),
+    at: source?.at || new Date().toISOString(), source,
     status: verdict.status, run: !!verdict.run, mode: verdict.mode,
     passed: verdict.passed, failed: verdict.failed, skipped: verdict.skipped, total: verdict.total, ms: verdict.ms,
     message: cap(verdict.message, 2000), output: cap(verdict.output, 1000), env: verdict.env || null,

@@ -67,15 +67,29 @@ function testCard(t, opts) {
       el("pre", { text: t.output })) : null);
 }
 
+/** Where a verdict was judged, in words: the grading server's (``source``, set by the server panel) or this
+ * browser's. */
+export function sourceText(v) {
+  if (v.source?.kind === "server") return v.source.text;
+  if (v.mode === "browser") return "this browser, advisory";
+  return v.mode === "gpu" ? "grading server, GPU, trusted" : `mode ${v.mode}`;
+}
+
+/** The same as a word at a glance: "Server" (trusted) or "Browser" (advisory). */
+export function sourceBadge(v) {
+  const server = v.source?.kind === "server" || v.mode === "gpu";
+  return el("span", { class: `verdict-source source-${server ? "server" : "browser"}`, text: server ? "Server" : "Browser" });
+}
+
 /** Render `verdict` into `container` (replacing what was there). */
 export function renderVerdict(container, verdict, opts = {}) {
   const v = verdict;
   const what = v.run ? "Run (visible tests)" : "Submit (all tests)";
-  const where = v.mode === "browser" ? "in your browser (advisory)" : v.mode === "gpu" ? "on the grading server" : v.mode;
   const counts = `${v.passed}/${v.total} passed, ${v.failed} failed${v.skipped ? `, ${v.skipped} skipped` : ""}`;
   const head = el("div", { class: `verdict-head status-${v.status}` },
     el("p", { class: "verdict-status", text: STATUS_TEXT[v.status] || v.status }),
-    el("p", { class: "verdict-counts", text: `${counts} · ${seconds(v.ms || 0)} · ${what}, ${where}` }));
+    el("p", { class: "verdict-counts", text: `${counts} · ${seconds(v.ms || 0)} · ${what}` }),
+    el("p", { class: "verdict-where" }, sourceBadge(v), `Judged on: ${sourceText(v)}`));
   const parts = [head];
   if (v.message) parts.push(el("pre", { class: "verdict-message", text: v.message }), lineLinks(v.message, opts));
   if (v.output) parts.push(el("div", { class: "test-output" }, el("p", { class: "output-title", text: "Printed while loading" }), el("pre", { text: v.output })));
