@@ -25,17 +25,12 @@ from pathlib import Path
 
 from sqlalchemy import delete, select
 
+from .models import THIS_MACHINE
+
 ROOT = Path(__file__).resolve().parent.parent
 USER = "me"
-RUNNER = "this-machine"
+RUNNER = THIS_MACHINE
 OLD_RUNNER_NAMES = ("embedded",)  # what older versions named it: renamed at start
-
-
-def runner_label(name: str | None) -> str:
-    """A runner as the pages name it: this machine's runner, or ``runner NAME``."""
-    if not name:
-        return "a runner"
-    return "this machine's runner" if name == RUNNER else f"runner {name}"
 
 
 def _runner_token(app) -> Path:

@@ -101,6 +101,16 @@ class Invite(Base):
     used_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
 
 
+THIS_MACHINE = "this-machine"  # the runner `python -m web` starts beside the site (web/embedded.py)
+
+
+def runner_label(name: str | None) -> str:
+    """A runner as the pages name it: this machine's runner, or ``runner NAME``."""
+    if not name:
+        return "a runner"
+    return "this machine's runner" if name == THIS_MACHINE else f"runner {name}"
+
+
 class Runner(Base):
     __tablename__ = "runners"
 

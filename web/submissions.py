@@ -32,10 +32,9 @@ from judge.exercise import SLUG_RE, ExerciseError, list_exercises
 from judge.modes import SUBMISSION_MODES, judge_mode
 
 from .auth import credential_check, current_user, require_user
-from .embedded import runner_label
 from .errors import ApiError, json_object
 from .grading import Grading, ready_grading
-from .models import DONE, FINAL_STATES, Submission
+from .models import DONE, FINAL_STATES, Submission, runner_label
 from .queue import Refused
 from .slots import Full
 from .watch import stream
