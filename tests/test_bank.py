@@ -4,8 +4,9 @@
   reference accepted (Submit and Run), every alternative solution accepted, the starter and every mutant not, each
   file with the same verdict in trusted mode, every verdict matching the JSON Schema, and every mutant caught by a
   test that says what is wrong (not only by the end-to-end token tests).
-- Every browser exercise judged in Pyodide by the Node runner and in headless Chromium (the page's client API
-  against the Flask site) gives the per-test statuses of those same local verdicts: one seed for all of them.
+- Every browser exercise judged in Pyodide by the Node runner (every file) and in headless Chromium (the page's
+  client API against the Flask site: the reference and a mutant of each) gives the per-test statuses of those same
+  local verdicts: one seed for all of them.
 
 One file, so that one test process judges the bank locally once for all of it (tests/conftest.py schedules it
 first: it is the longest).
@@ -120,10 +121,27 @@ def test_every_exercise_judges_as_locally_in_node():
     assert len({slug for slug, *_ in jobs}) >= 5
 
 
+def page_jobs(jobs):
+    """What the page judges of each exercise: its reference (Submit and Run) and its first mutant. The Python that
+    judges is the Node runner's, file for file (the test above runs every file there); the page adds its own host
+    (a Web Worker, the assets fetched and checked over HTTP), which these exercise on every exercise."""
+    out, mutant_of = [], set()
+    for job in jobs:
+        slug, label = job[0], job[1]
+        if label.startswith("reference"):
+            out.append(job)
+        elif label.startswith("mutants/") and slug not in mutant_of:
+            mutant_of.add(slug)
+            out.append(job)
+    return out
+
+
 def test_every_exercise_judges_as_locally_in_chromium(chromium_browser):
     judge_browser.need_layer()
     site = judge_browser.site()
-    jobs, seed = judge_browser.check_jobs(), judge_browser.judge_seed()
+    jobs, seed = page_jobs(judge_browser.check_jobs()), judge_browser.judge_seed()
+    assert {j[0] for j in jobs} == {j[0] for j in judge_browser.check_jobs()}
+    assert sum(j[1].startswith("mutants/") for j in jobs) == len({j[0] for j in jobs}), "a mutant of each"
     with serve(site, REPO / "exercises") as base:
         context = chromium_browser.new_context()
         page = context.new_page()

@@ -36,10 +36,8 @@ def _seen(site, token: str) -> None:
     assert r.status_code == 204, r.text
 
 
-@pytest.mark.parametrize("streams", ["streamed", "refused"])
-def test_judge_on_the_grading_server_from_the_page(browser, site_factory, tmp_path, streams):
-    """``refused``: the server takes no event stream of this learner (429, as over its cap): the page reads the
-    submission instead and still shows the verdict."""
+def _world(site_factory, tmp_path, env=None):
+    """A fresh site with the learner ada and the this-machine runner's token (not yet claiming)."""
     from web.db import open_database
     from web.embedded import RUNNER
 
@@ -49,8 +47,22 @@ def test_judge_on_the_grading_server_from_the_page(browser, site_factory, tmp_pa
     acc.user("ada", password="ada-password-1")
     rtoken = acc.runner(RUNNER)
     db.dispose()
-    site = site_factory(url, env={"MINISGL_PRACTICE_STREAMS_PER_USER": "0"} if streams == "refused" else {})
-    live = LiveSite(url=site.url, server=None)
+    site = site_factory(url, env=env or {})
+    return site, LiveSite(url=site.url, server=None), rtoken
+
+
+def _typed_reference(page):
+    code = reference_code(EX)
+    if code.startswith('"""'):  # typed by hand: the editor closes quotes as they are typed
+        code = code.split('"""', 2)[2].lstrip()
+    type_code(page, code)
+
+
+WHERE = "by this machine's runner: CPU with emulated CUDA graphs, trusted mode."
+
+
+def test_judge_on_the_grading_server_from_the_page(browser, site_factory, tmp_path):
+    site, live, rtoken = _world(site_factory, tmp_path)
     guard = Guard()
     ctx = open_context(browser, live, guard)
     page = ctx.new_page()
@@ -70,10 +82,7 @@ def test_judge_on_the_grading_server_from_the_page(browser, site_factory, tmp_pa
         _login(page, live, "ada", "ada-password-1")
         page.wait_for_selector("#server-actions:not([hidden])")
         assert not cancel.is_visible()  # idle: nothing to cancel
-        code = reference_code(EX)
-        if code.startswith('"""'):  # typed by hand: the editor closes quotes as they are typed
-            code = code.split('"""', 2)[2].lstrip()
-        type_code(page, code)
+        _typed_reference(page)
         page.click("#server-submit")
         page.wait_for_function(f"() => ({state})() === 'queued'")
         assert cancel.is_visible() and page.inner_text("#server-status") == "Queued: next in line."
@@ -87,8 +96,7 @@ def test_judge_on_the_grading_server_from_the_page(browser, site_factory, tmp_pa
             page.wait_for_function(f"() => ({state})() === 'done'", timeout=180_000)
             assert not cancel.is_visible()
             assert page.locator("#server-verdict").get_attribute("data-status") == "accepted"
-            where = "by this machine's runner: CPU with emulated CUDA graphs, trusted mode."
-            assert where in page.inner_text("#server-status")
+            assert WHERE in page.inner_text("#server-status")
             assert "emulated" in page.inner_text("#server-note")
             assert page.locator("#server-verdict .test-card").count() >= 10
             label = "Judged on: grading server, CPU with emulated CUDA graphs, trusted"
@@ -102,7 +110,7 @@ def test_judge_on_the_grading_server_from_the_page(browser, site_factory, tmp_pa
         # after a reload: the panel asks for this learner's latest submission and shows its verdict again
         page.reload()
         page.wait_for_function("() => document.getElementById('server-verdict').dataset.status === 'accepted'")
-        assert where in page.inner_text("#server-status") and page.inner_text("#server-status").startswith("Judged ")
+        assert WHERE in page.inner_text("#server-status") and page.inner_text("#server-status").startswith("Judged ")
         assert not cancel.is_visible()
         assert page.inner_text("#history-count") == "1"  # listed once, not again at each reload
         page.click("#history > summary")
@@ -111,5 +119,33 @@ def test_judge_on_the_grading_server_from_the_page(browser, site_factory, tmp_pa
         assert "grading server, CPU with emulated CUDA graphs, trusted" in entry.inner_text()
         assert page.locator(".ex-header [data-progress-for]").inner_text().endswith("solved")
     finally:
+        ctx.close()
+    assert guard.clean(), guard
+
+
+def test_a_refused_event_stream_still_shows_the_verdict(browser, site_factory, tmp_path):
+    """The server takes no event stream of this learner (429, as over its cap): the page reads the submission
+    instead and still shows the verdict."""
+    site, live, rtoken = _world(site_factory, tmp_path, env={"MINISGL_PRACTICE_STREAMS_PER_USER": "0"})
+    guard = Guard()
+    ctx = open_context(browser, live, guard)
+    page = ctx.new_page()
+    refused = []
+    page.on("response", lambda r: refused.append(r.url) if "/events" in r.url and r.status == 429 else None)
+    runner = RunnerProc(site.url, rtoken, args=["--work-dir", str(tmp_path / "work")],
+                        log_path=tmp_path / "runner.log").start()
+    try:
+        _login(page, live, "ada", "ada-password-1")
+        page.wait_for_selector("#server-actions:not([hidden])")
+        _typed_reference(page)
+        page.click("#server-submit")
+        page.wait_for_function("() => document.getElementById('server-panel').dataset.state === 'done'",
+                               timeout=180_000)
+        assert page.locator("#server-verdict").get_attribute("data-status") == "accepted"
+        assert WHERE in page.inner_text("#server-status")
+        assert refused, "the server refused the page's event stream (429)"
+    finally:
+        runner.signal(15)
+        runner.wait(60)
         ctx.close()
     assert guard.clean(), guard
