@@ -1,5 +1,6 @@
-"""Screenshots of the practice site for docs/: the exercise list and an exercise page with a failed verdict
-(judged in the browser), light and dark, at laptop and phone widths.
+"""Screenshots of the practice site for docs/: the start of the exercise list (with "Continue"), an exercise page
+with a failed verdict (judged in the browser), light and dark, at laptop and phone widths, and its first hint
+revealed (laptop).
 
     python tools/site_screenshots.py [--out docs/screenshots]
 
@@ -88,8 +89,14 @@ def main() -> int:
                 page.locator(".test-card.status-fail button.goto-test").first.click()
                 page.locator("#verdict").scroll_into_view_if_needed()
                 page.screenshot(path=str(args.out / f"exercise-failed-{scheme}-{size}.png"), full_page=True)
+                if size == "laptop":  # the first hint revealed, with the reference behind it
+                    page.click("#show-hint")
+                    page.wait_for_selector("#hint-list .hint:not([hidden])")
+                    hints = page.locator("#hints")
+                    hints.scroll_into_view_if_needed()
+                    hints.screenshot(path=str(args.out / f"exercise-hint-{scheme}-{size}.png"))
                 ctx.close()
-                print(f"{scheme} {size}: list and exercise page written to {args.out}")
+                print(f"{scheme} {size}: list, exercise page (and its first hint) written to {args.out}")
         browser.close()
     server.shutdown()
     if blocked:
