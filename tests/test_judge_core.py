@@ -133,7 +133,7 @@ def test_run_catches_loads_without_its_files(tmp_path):
 
 
 def test_check_refuses_run_catches_that_are_none_unknown_or_accepted_by_run(tmp_path):
-    """On a copy of graph-bs-list with three mutants: an empty run_catches, an entry that is no mutant, and a mutant
+    """On a copy of graph-bs-list with four mutants: an empty run_catches, an entry that is no mutant, and a mutant
     whose visible examples all pass (memory_in_gb: only hidden tests see it) are problems; one that Run rejects
     (powers_of_two) is not."""
     from judge.validate import check_exercise
