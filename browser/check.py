@@ -50,5 +50,5 @@ def check_browser(exercises: list[Exercise], root: Path | None = None) -> list[R
     for (report, kind, name), v in zip(plan, verdicts):
         report.judged += 1
         report.verdicts[f"browser {name}" + (" --run" if kind == REFERENCE_RUN else "")] = v
-        report.problems.extend(judged_problems(kind, name, v, "browser"))
+        report.problems.extend(judged_problems(kind, name, v, "browser", catches=name in report.exercise.run_catches))
     return reports

@@ -200,6 +200,20 @@ def _selected(ids: list[str], folder) -> list:
     return out
 
 
+def _import_targets(exercises) -> None:
+    """Import the engine's modules of every target in this thread, before ``check``'s threads do: two threads
+    importing minisgl for the first time at once can see a module half-initialised (a circular import's
+    ImportError). A module that does not import is left to ``check_exercise`` to report."""
+    import importlib
+
+    for e in exercises:
+        for t in e.targets:
+            try:
+                importlib.import_module(t.module)
+            except Exception:  # noqa: BLE001, S110 - reported by check_exercise, with the exercise
+                pass
+
+
 def cmd_check(args) -> int:
     from .validate import check_exercise
 
@@ -223,6 +237,7 @@ def cmd_check(args) -> int:
             return 2
     else:
         workers = max(1, min(len(exercises), args.jobs or os.cpu_count() or 1))
+        _import_targets(exercises)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(lambda e: check_exercise(e, trusted=args.trusted), exercises))
     bad = 0

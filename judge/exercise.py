@@ -120,6 +120,8 @@ class Exercise:
     order: int = 0
     memory_limit_mb: int | None = None
     trusted_imports: list[str] = field(default_factory=list)  # modules a solution may import in trusted mode
+    # the mutants (``mutants/<name>.py``) that stand for the commonest mistakes: Run must reject each of them
+    run_catches: list[str] = field(default_factory=list)
     extra: dict = field(default_factory=dict)
 
     # the files of an exercise
@@ -223,6 +225,7 @@ def load_exercise(path: str | Path) -> Exercise:
     known = {
         "title", "chapter", "difficulty", "tags", "targets", "modes", "time_limit",
         "test_time_limit", "order", "memory_limit_mb", "trusted_imports",
+        "run_catches",
     }
     title = _field(data, "title", str, where)
     if not title.strip():
@@ -262,6 +265,9 @@ def load_exercise(path: str | Path) -> Exercise:
     for i, name in enumerate(trusted_imports):
         if not re.match(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$", name):
             raise ExerciseError(f"{where}: field 'trusted_imports'[{i}] must be a module name, got {name!r}")
+    # only the shape here: whether each is one of the exercise's mutants is ``check``'s (judge/validate.py), as
+    # trusted mode loads exercises whose mutants/ may be absent
+    run_catches = _str_list(data, "run_catches", where, [])
     extra = {k: v for k, v in data.items() if k not in known}
     if extra:
         raise ExerciseError(f"{where}: unknown field(s) {sorted(extra)}; known fields are {sorted(known)}")
@@ -269,7 +275,7 @@ def load_exercise(path: str | Path) -> Exercise:
     ex = Exercise(
         slug=slug, path=path, title=title, chapter=chapter, difficulty=difficulty, tags=tags,
         targets=targets, modes=modes, time_limit=time_limit, test_time_limit=test_time_limit,
-        order=order, memory_limit_mb=memory, trusted_imports=trusted_imports,
+        order=order, memory_limit_mb=memory, trusted_imports=trusted_imports, run_catches=run_catches,
     )
     for p in (ex.statement_path, ex.starter_path, ex.tests_path, ex.explanation_path):
         if not p.is_file():

@@ -8,6 +8,9 @@ For each exercise, in every mode it lists that this machine can run:
 - the reference (the engine's own code) is accepted, by Submit and by Run;
 - every alternative correct solution (``exercises/<slug>/alternatives/*.py``) is accepted;
 - the starter and every mutant are rejected, and never with ``internal_error``;
+- ``run_catches`` (exercise.toml) names at least one mutant, each one of ``mutants/``, and Run rejects each: at
+  least one visible ``test_example*`` test of its verdict does not pass (the commonest mistake fails Run, not
+  only Submit);
 - in trusted mode (``trusted=True``) each of those files gets the same verdict as in local mode.
 """
 
@@ -111,6 +114,7 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
     mutants = e.mutant_paths
     if len(mutants) < MIN_MUTANTS:
         problems.append(f"only {len(mutants)} mutant(s) in mutants/ (at least {MIN_MUTANTS} expected)")
+    problems.extend(run_catches_problems(e))
     if modes is None:
         modes = ["local"] + (["gpu"] if "gpu" in e.modes and _cuda_here() else [])
     files = judged_files(e)
@@ -126,7 +130,7 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
         report.judged += len(judgings)
         *per_file, ref_run = verdicts
         for (kind, name, _), v in zip(files, per_file):
-            problems.extend(judged_problems(kind, name, v, mode))
+            problems.extend(judged_problems(kind, name, v, mode, catches=name in e.run_catches))
             report.verdicts[f"{mode} {name}"] = v
         report.verdicts[f"{mode} reference.py --run"] = ref_run
         problems.extend(judged_problems(REFERENCE_RUN, "reference.py", ref_run, mode))
@@ -145,9 +149,29 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
     return report
 
 
-def judged_problems(kind: str, name: str, v: Verdict, mode: str) -> list[str]:
+def run_catches_problems(e: Exercise) -> list[str]:
+    """What is wrong with the exercise's ``run_catches`` itself (none listed, or one that is not a mutant)."""
+    where = "exercise.toml: field 'run_catches'"
+    if not e.run_catches:
+        return [f"{where} is empty: name the mutant(s) of the commonest mistake(s), which Run must reject"]
+    mutants = {f"mutants/{m.name}" for m in e.mutant_paths}
+    return [f"{where} lists {name!r}, which is not one of the mutants ({', '.join(sorted(mutants)) or 'none'})"
+            for name in e.run_catches if name not in mutants]
+
+
+def run_accepts(v: Verdict) -> bool:
+    """Whether Run (the visible ``test_example*`` tests only) would accept the file of the full verdict ``v``:
+    every visible test it ran passed. A verdict with no tests failed before any (it fails Run too)."""
+    examples = [t for t in v.tests if t.name.startswith("test_example")]
+    if not v.tests:
+        return v.accepted
+    return all(t.status in ("pass", "skip") for t in examples)
+
+
+def judged_problems(kind: str, name: str, v: Verdict, mode: str, catches: bool = False) -> list[str]:
     """What is wrong with the verdict ``v`` of the file ``name`` (one of ``judged_files``, ``kind`` as there,
-    or ``REFERENCE_RUN``) judged in ``mode``: nothing, or one line. ``check --browser`` says the same."""
+    or ``REFERENCE_RUN``) judged in ``mode``: nothing, or one line (two for a mutant of ``run_catches``:
+    ``catches``, whose visible tests must not all pass). ``check --browser`` says the same."""
     if kind == REFERENCE_RUN:
         return [] if v.accepted else [f"[{mode}] the reference is not accepted by Run (--run): {v.status}: {_why(v)}"]
     if kind in ("reference", "alternative"):
@@ -155,4 +179,7 @@ def judged_problems(kind: str, name: str, v: Verdict, mode: str) -> list[str]:
     if v.accepted or v.status == "internal_error":
         why = f": {_why(v)}" if v.status == "internal_error" else ""
         return [f"[{mode}] {name} is {v.status} (it must fail, and not with an internal error){why}"]
+    if kind == "mutant" and catches and run_accepts(v):
+        return [f"[{mode}] {name} (run_catches) is accepted by Run: every visible test_example* passes on it; "
+                f"make a visible example catch it"]
     return []

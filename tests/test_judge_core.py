@@ -65,6 +65,10 @@ def write_exercise(tmp_path: Path, toml: str, slug: str = "bad-one") -> Path:
          "'time_limit'"),
         ('title = "t"\nchapter = "toy"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\ncolour = 1\n', "colour"),
         ('title = "t"\nchapter = "nope"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\n', "'chapter'"),
+        ('title = "t"\nchapter = "toy"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\n'
+         'run_catches = "mutants/off_by_one.py"\n', "'run_catches'"),
+        ('title = "t"\nchapter = "toy"\ndifficulty = "easy"\ntargets = ["toyengine:scale"]\nrun_catches = [1]\n',
+         "'run_catches'[0]"),
         ('title = "t\nchapter', "invalid TOML"),
     ],
 )
@@ -119,6 +123,58 @@ def test_check_refuses_missing_or_empty_hints(tmp_path, hints, says):
         (d / "hints.md").write_text(hints, encoding="utf-8")
     problems = check_exercise(load_exercise(d), modes=[]).problems
     assert len(problems) == 1 and says in problems[0], problems
+
+
+def test_run_catches_loads_without_its_files(tmp_path):
+    """load_exercise reads run_catches as given (trusted mode loads exercises without mutants/); check judges it."""
+    d = write_exercise(tmp_path, (TOY_EX / "exercise.toml").read_text())
+    shutil.rmtree(d / "mutants")
+    assert load_exercise(d).run_catches == ["mutants/off_by_one.py"]
+
+
+def test_check_refuses_run_catches_that_are_none_unknown_or_accepted_by_run(tmp_path):
+    """On a copy of graph-bs-list with four mutants: an empty run_catches, an entry that is no mutant, and a mutant
+    whose visible examples all pass (memory_in_gb: only hidden tests see it) are problems; one that Run rejects
+    (powers_of_two) is not."""
+    from judge.validate import check_exercise
+
+    real = ROOT / "exercises" / "graph-bs-list"
+    d = tmp_path / real.name
+    shutil.copytree(real, d)
+    shutil.copyfile(real.parent / "chapters.toml", tmp_path / "chapters.toml")
+    shutil.rmtree(d / "alternatives", ignore_errors=True)
+    for m in (d / "mutants").glob("*.py"):
+        if m.stem not in ("memory_in_gb", "powers_of_two", "descending", "ceiling_excluded"):
+            m.unlink()
+    toml = d / "exercise.toml"
+    text = "\n".join(line for line in toml.read_text().splitlines() if not line.startswith("run_catches"))
+    toml.write_text(text + "\nrun_catches = []\n")
+    problems = check_exercise(load_exercise(d), modes=[]).problems
+    assert len(problems) == 1 and "'run_catches' is empty" in problems[0], problems
+
+    listed = '["mutants/memory_in_gb.py", "mutants/powers_of_two.py", "mutants/nope.py"]'
+    toml.write_text(text + f"\nrun_catches = {listed}\n")
+    problems = check_exercise(load_exercise(d), modes=["local"], seed=4321).problems
+    assert len(problems) == 2, problems
+    assert "'mutants/nope.py', which is not one of the mutants" in problems[0], problems
+    assert "[local] mutants/memory_in_gb.py (run_catches) is accepted by Run" in problems[1], problems
+
+
+def test_run_accepts_reads_the_visible_tests_of_a_full_verdict():
+    from judge.validate import judged_problems, run_accepts
+    from judge.verdict import TestResult, Verdict
+
+    def verdict(example: str, hidden: str) -> Verdict:
+        tests = [TestResult("test_example_a", "pass"), TestResult("test_example_b", example),
+                 TestResult("test_c", hidden)]
+        return Verdict(status="wrong_answer", tests=tests)
+
+    assert run_accepts(verdict("pass", "fail")) and not run_accepts(verdict("timeout", "pass"))
+    assert not run_accepts(Verdict(status="compile_error"))  # failed before any test: Run fails too
+    assert judged_problems("mutant", "mutants/m.py", verdict("pass", "fail"), "local") == []  # not in run_catches
+    assert "accepted by Run" in judged_problems("mutant", "mutants/m.py", verdict("pass", "fail"), "gpu",
+                                                catches=True)[0]
+    assert judged_problems("mutant", "mutants/m.py", verdict("error", "fail"), "gpu", catches=True) == []
 
 
 def test_hints_are_split_on_lines_of_dashes(toy):

@@ -86,6 +86,12 @@ def test_example_decode():
     check(*case(g, 1, 7, 3, 1, 8), "a decode step over 7 keys, MQA 3/1")
 
 
+def test_example_prefill_after_a_prefix():
+    """3 new tokens after 4 cached (n = 3 < L = 7): query i is at position 4 + i and sees keys 0 .. 4 + i."""
+    g = random.Random(3)
+    check(*case(g, 3, 7, 4, 2, 6), "3 new tokens after 4 cached, GQA 4/2")
+
+
 def test_prefill_after_a_prefix():
     """n < L: the queries are the last n positions; query i sees keys 0 .. L - n + i."""
     g = rng()

@@ -51,6 +51,17 @@ def test_example_a_seeded_row():
         "row 1: one multinomial draw from filtered_probs with its own generator"
 
 
+def test_example_each_row_its_own_generator():
+    """Four seeded sampled rows: each row's token is the draw of its own generator (not a shared or global one)."""
+    g = random.Random(11)
+    logits = logits_of(g, 4, 20)
+    params = [SamplingParams(temperature=1.5)] * 4
+    seeds = [11, 222, 3333, 44444]
+    got = draw(logits, params, seeds)
+    assert got == expected(draw, logits, params, seeds), \
+        "each row: one multinomial draw from its filtered_probs with its own generator (generators[i])"
+
+
 def test_random_mixed_batches():
     """Random batches of greedy and seeded rows: every row equals the engine's."""
     g = rng()

@@ -76,6 +76,26 @@ def test_example_room_in_the_last_page():
     assert after == (True, 17), "no page is taken and the row is untouched"
 
 
+def test_example_take_evicts_only_the_shortfall():
+    """5 pages free, three cached prefixes of 3 pages: taking 7 evicts one prefix (the 2 missing pages, rounded
+    up to a whole entry) and keeps the other two cached."""
+    cm = make(14, 3)
+    for first in (100, 200, 300):
+        cache_some(cm, 3, first)
+    assert cm.free_pages == 5
+    try:
+        pages, raised = cm._take(7), ""
+    except NotImplementedError:
+        raise
+    except RuntimeError as e:
+        pages, raised = [], f"RuntimeError: {e}"
+    assert raised == "", "5 pages are free and 9 are cached (unused): _take(7) must evict from the cache, not fail"
+    got = (len(pages), len(set(pages)), cm.free_pages + len(pages) + len(cm.prefix_cache.cached_pages))
+    assert got == (7, 7, 14), "(pages returned, distinct, free + taken + cached)"
+    kept = len(cm.prefix_cache.cached_pages)
+    assert kept == 6, "evict only what is missing: 2 pages (one cached prefix of 3), not 7"
+
+
 # ------------------------------------------------------------------------------------------- hidden
 
 def test_random_batch():
@@ -123,26 +143,6 @@ def test_page_boundary():
     got = cm.free_pages
     assert got == 40 - (k + 1), f"page size {p}, {k * p + 1} positions: {k + 1} pages"
     assert well_formed(cm, a, k + 1) == [], "every slot of the last page is written too"
-
-
-def test_take_evicts_only_the_shortfall():
-    """5 pages free, three cached prefixes of 3 pages: taking 7 evicts one prefix (the 2 missing pages, rounded
-    up to a whole entry) and keeps the other two cached."""
-    cm = make(14, 3)
-    for first in (100, 200, 300):
-        cache_some(cm, 3, first)
-    assert cm.free_pages == 5
-    try:
-        pages, raised = cm._take(7), ""
-    except NotImplementedError:
-        raise
-    except RuntimeError as e:
-        pages, raised = [], f"RuntimeError: {e}"
-    assert raised == "", "5 pages are free and 9 are cached (unused): _take(7) must evict from the cache, not fail"
-    got = (len(pages), len(set(pages)), cm.free_pages + len(pages) + len(cm.prefix_cache.cached_pages))
-    assert got == (7, 7, 14), "(pages returned, distinct, free + taken + cached)"
-    kept = len(cm.prefix_cache.cached_pages)
-    assert kept == 6, "evict only what is missing: 2 pages (one cached prefix of 3), not 7"
 
 
 def test_no_eviction_when_enough_is_free():

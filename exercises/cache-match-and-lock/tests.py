@@ -41,6 +41,16 @@ def test_example_prefix_hit():
     assert locked == 2, "4 of the 6 cached pages are locked by the request"
 
 
+def test_example_whole_prompt_cached():
+    """Cached [5, 6, 7, 8]; prompt [5, 6, 7, 8]: the last token is still computed, 3 tokens are reused."""
+    cm = make(1)
+    cache_tokens(cm, [5, 6, 7, 8])
+    q = new_req([5, 6, 7, 8])
+    cm.match_and_lock(q)
+    got = (q.cached_len, q.matched_len)
+    assert got == (3, 3), "(cached_len, matched_len): match the prompt without its last token"
+
+
 def test_example_unlock():
     """unlock releases the lock and forgets the handle."""
     cm = make(1)

@@ -86,6 +86,20 @@ def test_example_prefill_with_cached_prefix():
     assert got == want, "all 9 positions' pages are attended to; the queries are the 5 new tokens"
 
 
+def test_example_dummy_padding():
+    """Page size 3: a decode at length 5 (pages 4 and 1) padded with one dummy request (row 2, the dummy page 9):
+    the metadata covers batch.padded_reqs, the dummy last."""
+    pt = torch.zeros(3, 6, dtype=torch.int32)
+    pt[0] = torch.tensor([12, 13, 14, 3, 4, 5], dtype=torch.int32)
+    pt[2] = 27  # the dummy's row: every slot on the dummy page
+    batch = Batch(reqs=[req(0, 4, 5)], phase="decode")
+    batch.padded_reqs = batch.reqs + [Req(input_ids=[0], table_idx=2, cached_len=0, output_len=1, uid=-1)]
+    got = plain(backend(pt, 3)._host_metadata(batch))
+    want = {"kv_indptr": ("torch.int32", [0, 2, 3]), "kv_indices": ("torch.int32", [4, 1, 9]),
+            "kv_last_page_len": ("torch.int32", [2, 1]), "cu_seqlens_q": ("torch.int32", [0, 1, 2])}
+    assert got == want, "over batch.padded_reqs: the real request, then the dummy (its one token on page 9)"
+
+
 # ------------------------------------------------------------------------------------------- hidden
 
 def test_random_batches():

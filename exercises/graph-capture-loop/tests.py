@@ -94,8 +94,8 @@ def started_ok(llm, log) -> None:
 
 
 def test_example_records_every_size():
-    """Graphs [2, 3, 5]: one graph per size, one buffer sized for the largest, the backend's capture buffers
-    allocated for the same sizes."""
+    """Graphs [2, 3, 5]: one graph per size, captured largest first, one buffer sized for the largest, the
+    backend's capture buffers allocated for the same sizes."""
     with started([2, 3, 5]) as (llm, log):
         started_ok(llm, log)
         runner, backend = llm.engine.graph_runner, llm.engine.attn_backend
@@ -110,6 +110,8 @@ def test_example_records_every_size():
         assert capture_bs == [2, 3, 5], "init_capture_graph(bs_list=self.graph_bs_list)"
         table = list(backend.capture.page_table.shape)
         assert table == [5, seq], "init_capture_graph(max_seq_len=max_seq_len, ...): the page table is [5, max_seq_len]"
+        order = list(log.captures)
+        assert order == [5, 3, 2], "the sizes captured, in order: the largest first (it sizes the memory pool)"
 
 
 def test_example_same_tokens_with_graphs():

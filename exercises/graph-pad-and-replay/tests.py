@@ -111,11 +111,15 @@ def test_example_pad_four_to_five():
 
 def test_example_same_tokens_with_graphs():
     """Graphs [2, 3, 5], 4 prompts finishing at different times: each decode step replays the graph of its
-    padded size (5, 5, 3, 2, 2) and the tokens equal those of the runs without graphs."""
+    padded size (5, 5, 3, 2, 2), returns the real requests' rows, and the tokens equal those of the runs without
+    graphs."""
     got, want, watch = generate_watched([2, 3, 5], PROMPT_IDS[:4], [3, 4, 5, 6])
     replayed = [(c["size"], c["padded"], c["graphs"]) for c in watch.calls]
     assert replayed == [(4, 5, [5]), (4, 5, [5]), (3, 3, [3]), (2, 2, [2]), (1, 2, [2])], \
         "(size, padded size, graphs replayed) of every decode step"
+    rows = [c["rows"] for c in watch.calls]
+    assert rows == [True] * 5, ("whether each replay returned self.buffer.logits[:batch.size], the rows of the real "
+                                "requests only (not those of the padding)")
     assert got == want, "the tokens differ from the runs without graphs"
 
 

@@ -54,6 +54,17 @@ def test_example_dummy_slot():
     assert pool.dummy_slot == 40, "the dummy page is page num_pages; its first slot is num_pages * page_size"
 
 
+def test_example_rows():
+    """3 rows: two allocations give two different rows of 0 .. 2, leaving 1 free; freeing one leaves 2."""
+    tm = TableManager(3)
+    a, b = tm.allocate(), tm.allocate()
+    got = (a != b, a in range(3) and b in range(3), tm.available)
+    assert got == (True, True, 1), "(two different rows, both in 0 .. 2, rows still available)"
+    tm.free(a)
+    left = tm.available
+    assert left == 2, "a freed row is available again"
+
+
 def test_store_random():
     """Random pools, layers, slots (the dummy page's included) and token counts."""
     g = rng()

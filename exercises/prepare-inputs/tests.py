@@ -80,10 +80,13 @@ def test_example_one_prefill_one_decode():
 
 
 def test_example_dtypes():
-    """All three fields are int32 tensors with one entry per token computed."""
+    """All three fields are int32 tensors with one entry per token computed, the dummy request's too: a batch padded
+    (for a graph) with one dummy request (row 8, position 0) has it in batch.padded_reqs, after the real ones."""
     g = random.Random(5)
     pool, table = tables(g)
-    check(Batch(reqs=[req(0, 0, 6), req(5, 3, 4)], phase="prefill"), pool, table)
+    batch = Batch(reqs=[req(0, 0, 6), req(5, 3, 4)], phase="prefill")
+    batch.padded_reqs = batch.reqs + [Req(input_ids=[0], table_idx=ROWS - 1, cached_len=0, output_len=1, uid=-1)]
+    check(batch, pool, table)
 
 
 def test_random_batches():

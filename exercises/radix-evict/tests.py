@@ -49,6 +49,20 @@ def test_example_page_ids():
     assert got == [10, 11], "evict returns page ids (slot // page_size of each page's first slot), not slots"
 
 
+def test_example_locked_leaf_stays():
+    """[1, 2] is locked by a running request, then [3, 4, 5] is used: [1, 2] is the least recently used leaf, but
+    locked, so evict(2) takes [3, 4, 5] (whole) instead, and [1, 2] stays."""
+    c = cache()
+    put(c, [1, 2], 10)
+    put(c, [3, 4, 5], 20)
+    c.lock(c.match_prefix([1, 2]).handle)
+    c.match_prefix([3, 4, 5])
+    got = evicted(c, 2)
+    assert got == [20, 21, 22], "a locked leaf is never evicted, however old: the unlocked leaf goes"
+    kept = c.match_prefix([1, 2]).length
+    assert kept == 2, "the locked prefix is still matched whole"
+
+
 # ------------------------------------------------------------------------------------------- hidden
 
 def test_lru_order():

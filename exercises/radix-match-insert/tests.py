@@ -65,6 +65,15 @@ def test_example_split():
     assert both == ([10, 11, 12, 23, 24], [10, 11, 12, 13, 14]), "the shared prefix keeps the first slots"
 
 
+def test_example_whole_pages():
+    """Page size 3: insert [1..9] with slots 30..38; [1, 2, 3, 4, 5, 99] shares 5 tokens but matches 3: one whole
+    page (the next page's 2 tokens are not a page)."""
+    c = cache(3)
+    c.insert(list(range(1, 10)), slots(30, 9))
+    got = match(c, [1, 2, 3, 4, 5, 99])
+    assert got == (3, [30, 31, 32], "torch.int32"), "(length, slots, dtype): only whole pages match"
+
+
 # ------------------------------------------------------------------------------------------- hidden
 
 def test_whole_pages_only():

@@ -78,9 +78,11 @@ def check_rope(g, t, hq, hkv, d, what):
 
 
 def test_example_norm():
-    """RMSNorm of a [3, 8] input: weight * x / rms(x)."""
+    """RMSNorm of a [3, 8] input: weight * x / sqrt(mean(x^2) + eps); then of tiny values (mean square close to
+    eps = 1e-5), where eps under the root matters."""
     g = random.Random(1)
     check_norm(tensor(g, 3, 8), norm_of(g, 8, 1e-6), "RMSNorm [3, 8]")
+    check_norm(tensor(g, 2, 8, scale=3e-3), norm_of(g, 8, 1e-5), "RMSNorm [2, 8] of tiny values, eps=1e-5")
 
 
 def test_example_rope():

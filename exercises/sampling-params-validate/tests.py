@@ -30,10 +30,11 @@ def check_accepted(**kw) -> None:
 
 
 def test_example_defaults_and_one_bad_value():
-    """The defaults are valid (greedy); top_p=0 is refused with a message naming top_p."""
+    """The defaults are valid (greedy); top_p=0 and max_tokens=0 are refused with a message naming the field."""
     check_accepted()
     assert SamplingParams().is_greedy is True, "temperature 0 (the default) is greedy"
     check_refused("top_p", 0.0)
+    check_refused("max_tokens", 0)
 
 
 def test_example_is_greedy():

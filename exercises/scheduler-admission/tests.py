@@ -98,6 +98,16 @@ def test_example_reserved_pages():
     assert got == 17, "reserved = sum over admitted of pages_for(max_device_len) - pages_for(cached_len)"
 
 
+def test_example_reserved_pages_page_size_3():
+    """Page size 3: A (max length 20: 7 pages) holds the pages of its first 4 tokens (2), B (max length 9: 3
+    pages) holds none: 5 + 3 = 8 reserved (not pages_for(20 - 4) + 3 = 9: round each length, then subtract)."""
+    pm, _ = setup(40, page_size=3)
+    running(pm, 0, list(range(101, 111)), 10, progress=4)
+    running(pm, 1, [7, 8, 9, 10], 5, progress=0)
+    got = pm._reserved_pages()
+    assert got == 8, "reserved = sum over admitted of pages_for(max_device_len) - pages_for(cached_len)"
+
+
 def test_example_engine_admits_in_waves():
     """70 pages, four requests of 10 + 20 tokens (30 pages each): two are admitted, two wait until they finish."""
     prompts = [[i * 13 + j for j in range(1, 11)] for i in range(1, 5)]

@@ -147,34 +147,45 @@ def test_random_decodes():
         check(g, hq, hkv, g.choice([5, 7]), True, f"decode, heads {hq}/{hkv}")
 
 
+def check_padded(g, pad: int) -> None:
+    """2 real decode requests padded with `pad` dummy requests: a row per query row, the real rows right."""
+    pool, be = setup(g, 4, 2, 6)
+    dummy_row = ROWS - 1
+    be.page_table[dummy_row] = pool.dummy_slot  # every position of the dummy's row: the dummy slot
+    real = [request(row, c, c + 1) for row, c in zip(g.sample(range(ROWS - 1), 2), (g.randint(1, 9), 12))]
+    dummy = Req(input_ids=[0], table_idx=dummy_row, cached_len=0, output_len=1, uid=-1)
+    batch = Batch(reqs=real, phase="decode", padded_reqs=real + [dummy] * pad)
+    batch.out_loc = torch.tensor([int(be.page_table[r.table_idx, r.cached_len]) for r in batch.padded_reqs],
+                                 dtype=torch.int32)
+    be.prepare_metadata(batch)  # the engine's own metadata, over padded_reqs
+    t = len(batch.padded_reqs)
+    q, k, v = tensor(g, t, 4, 6), tensor(g, t, 2, 6), tensor(g, t, 2, 6)
+    set_global_ctx(Context(1, pool, be))
+    try:
+        out = be.forward(q, k, v, 0, batch)
+    finally:
+        set_global_ctx(None)
+    assert list(out.shape) == [t, 4, 6], (f"2 real requests padded with {pad} dummies: {t} query rows, so "
+                                          f"{t} output rows (bs = len(cache_seqlens), padded_reqs count)")
+    for i, r in enumerate(real):
+        slots = be.page_table[r.table_idx, : r.device_len].long()
+        want = naive_attend(q[i : i + 1], pool._k[0][slots], pool._v[0][slots], be.scale)
+        close = torch.allclose(out[i : i + 1], want, atol=1e-5)
+        assert close, f"padded batch: real request {i} attends over its own {r.device_len} keys"
+
+
+def test_example_padded_decode():
+    """A decode batch of 2 padded with one dummy request (as for a CUDA graph's batch size): the metadata counts
+    padded_reqs, so the output has 3 rows, and the real requests' rows are right."""
+    check_padded(random.Random(3), 1)
+
+
 def test_padded_decode_batch_has_a_row_per_query():
     """A decode batch padded with dummy requests (as for a CUDA graph's batch size): the metadata counts
     padded_reqs, so the output has a row for every query row, dummies included, and the real rows are right."""
     g = rng()
     for pad in (1, g.randint(2, 3)):
-        pool, be = setup(g, 4, 2, 6)
-        dummy_row = ROWS - 1
-        be.page_table[dummy_row] = pool.dummy_slot  # every position of the dummy's row: the dummy slot
-        real = [request(row, c, c + 1) for row, c in zip(g.sample(range(ROWS - 1), 2), (g.randint(1, 9), 12))]
-        dummy = Req(input_ids=[0], table_idx=dummy_row, cached_len=0, output_len=1, uid=-1)
-        batch = Batch(reqs=real, phase="decode", padded_reqs=real + [dummy] * pad)
-        batch.out_loc = torch.tensor([int(be.page_table[r.table_idx, r.cached_len]) for r in batch.padded_reqs],
-                                     dtype=torch.int32)
-        be.prepare_metadata(batch)  # the engine's own metadata, over padded_reqs
-        t = len(batch.padded_reqs)
-        q, k, v = tensor(g, t, 4, 6), tensor(g, t, 2, 6), tensor(g, t, 2, 6)
-        set_global_ctx(Context(1, pool, be))
-        try:
-            out = be.forward(q, k, v, 0, batch)
-        finally:
-            set_global_ctx(None)
-        assert list(out.shape) == [t, 4, 6], (f"2 real requests padded with {pad} dummies: {t} query rows, so "
-                                              f"{t} output rows (bs = len(cache_seqlens), padded_reqs count)")
-        for i, r in enumerate(real):
-            slots = be.page_table[r.table_idx, : r.device_len].long()
-            want = naive_attend(q[i : i + 1], pool._k[0][slots], pool._v[0][slots], be.scale)
-            close = torch.allclose(out[i : i + 1], want, atol=1e-5)
-            assert close, f"padded batch: real request {i} attends over its own {r.device_len} keys"
+        check_padded(g, pad)
 
 
 def test_like_the_engine():

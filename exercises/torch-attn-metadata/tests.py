@@ -83,8 +83,11 @@ def test_example_prefill_and_decode():
 
 
 def test_example_checked_fields():
-    """The same batch through the full check (dtypes, shapes, every value)."""
-    check(backend(), Batch(reqs=[request(0, 0, 6), request(5, 3, 4), request(2, 10, 11)], phase="prefill"))
+    """A batch through the full check (dtypes, shapes, every value); padded (as for a graph) with one dummy request
+    (row 8, one token), which the metadata covers too: batch.padded_reqs."""
+    batch = Batch(reqs=[request(0, 0, 6), request(5, 3, 4), request(2, 10, 11)], phase="prefill")
+    batch.padded_reqs = batch.reqs + [Req(input_ids=[0], table_idx=ROWS - 1, cached_len=0, output_len=1, uid=-1)]
+    check(backend(), batch)
 
 
 def test_random_prefills():
