@@ -139,8 +139,9 @@ def page_jobs(jobs):
 def test_every_exercise_judges_as_locally_in_chromium(chromium_browser):
     judge_browser.need_layer()
     site = judge_browser.site()
-    jobs, seed = page_jobs(judge_browser.check_jobs()), judge_browser.judge_seed()
-    assert {j[0] for j in jobs} == {j[0] for j in judge_browser.check_jobs()}
+    every = judge_browser.check_jobs()
+    jobs, seed = page_jobs(every), judge_browser.judge_seed()
+    assert {j[0] for j in jobs} == {j[0] for j in every}
     assert sum(j[1].startswith("mutants/") for j in jobs) == len({j[0] for j in jobs}), "a mutant of each"
     with serve(site, REPO / "exercises") as base:
         context = chromium_browser.new_context()
