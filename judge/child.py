@@ -3,14 +3,21 @@
 Started as ``python -I -S -c BOOT CONFIG``: isolated from the environment (``PYTHON*`` variables,
 ``sitecustomize``, the user's site folder and the current directory are ignored), with ``sys.path``
 given by the parent. First thing, before any of the learner's code, it builds its walls: the sandbox
-where asked (``judge.sandbox.enter``), then its resource limits. Then it reads jobs from a pipe, one JSON
-line at a time (the next one only after the verdict of the last: a job never sees another's source),
-judges each with the in-process core and reports events and verdicts as JSON lines over the pipe the
-parent gave it. Its stdout and stderr (where the learner's stray prints end up) go to a file the parent
-never parses, so nothing printed can forge a verdict.
+where asked (``judge.sandbox.enter``), then its resource limits. Then it imports torch, the engine and the
+judge once, and reads jobs from a pipe, one JSON line at a time (the next one only after the verdict of the
+last: a job never sees another's source).
 
-A job that leaves something behind (a thread, a child process) ends this process after its verdict,
-so that nothing it left can touch the next job.
+Each job is judged in a fork of this process, made for it and ended after its verdict: nothing a judging
+does to memory (a module's state, a patched engine function, the builtins), to the processes (a thread,
+a child left running: killed here after the fork ends) or to the files (its own working folder and
+temporary folder, removed after it) reaches the next one, and none of it pays for the imports again. Its
+events carry the job's token, which the next job's fork is the first to see, so nothing a judging writes
+on the channel can pass for the next one's. Where CUDA is initialised (a fork cannot use it) the job runs
+in this process, which then retires: one job per child.
+
+Events and verdicts are JSON lines over the pipe the parent gave it; stdout and stderr (where the
+learner's stray prints end up) go to a file the parent never parses, so nothing printed can forge a
+verdict.
 """
 
 from __future__ import annotations
@@ -47,42 +54,93 @@ def main(config: dict) -> None:
         from .harness import environment, judge_source
         from .solution import reference_source
 
-        environment()  # import torch before the clock of the first job matters
+        env = environment()  # import torch before the clock of the first job matters
+        forking = env.device != "cuda"  # a fork cannot use a CUDA the parent initialised
+        if forking:
+            sandbox.not_dumpable()  # a judging (our fork) can neither ptrace us nor read our memory
         import gc
-        import threading
 
-        gc.freeze()  # what is loaded now lives as long as we do: the collection after each job skips it
-
-        threads = threading.active_count()
+        gc.freeze()  # what is loaded now lives as long as we do: no fork's collection walks it
     except BaseException as e:  # noqa: BLE001 - ours: nothing of the learner's ran yet
         send({"event": "fatal", "message": f"the judge could not start: {type(e).__name__}: {e}"})
         _exit(3)
     send({"event": "ready"})
+    workdir = os.getcwd()
+    kept = set(os.listdir(workdir))  # what the parent put there (the log): everything else is a job's
 
-    for line in jobs:  # one job per line, sent after the previous verdict
+    for n, line in enumerate(jobs):  # one job per line, sent after the previous verdict
         try:
             job = json.loads(line)
-            exercise = load_exercise(job["exercise"])
-            source = job.get("source")
-            if source is None:
-                source = reference_source(exercise)
-            verdict = judge_source(
-                exercise, source, filename=job.get("filename") or "submission.py", mode=job.get("mode", "local"),
-                run_only=bool(job.get("run_only")), on_event=send, memory_limit_mb=config.get("memory_mb"),
-                seed=job.get("seed"), role=job.get("role", "judge"),
-            )
-            del source, job
-            left = threading.active_count() > threads or bool(sandbox.children(os.getpid()))
-            if left:
-                sandbox.kill_descendants()
-            send({"event": "verdict", "verdict": verdict.to_dict(), "retire": left})
-            if left:
-                break
-        except BaseException as e:  # noqa: BLE001 - ours (the core itself never raises)
-            send({"event": "fatal", "message": f"{type(e).__name__}: {e}"})
+        except ValueError as e:
+            send({"event": "fatal", "message": f"a job the judge could not read: {e}"})
             code = 3
             break
+        token = str(job.get("token", ""))
+        if not forking:
+            _judge(job, token, send, config, load_exercise, judge_source, reference_source, retire=True)
+            break
+        pid = os.fork()
+        if pid == 0:  # the judging's own process: ends after its verdict, whatever the learner's code did
+            rc = 3
+            try:
+                jobs.close()  # the next job's line (its token, its source) is never readable from here
+                private = os.path.join(workdir, f"job-{n}")
+                os.mkdir(private, 0o700)
+                os.chdir(private)
+                os.environ["TMPDIR"] = private
+                import tempfile
+
+                tempfile.tempdir = private
+                _judge(job, token, send, config, load_exercise, judge_source, reference_source, retire=False)
+                rc = 0
+            finally:
+                os._exit(rc)
+        _, status = os.waitpid(pid, 0)
+        sandbox.kill_descendants()  # what the judging left running (its orphans are re-parented to us)
+        _remove_all_but(workdir, kept)
+        send({"event": "ended", "token": token, "rc": -os.WTERMSIG(status) if os.WIFSIGNALED(status)
+              else os.WEXITSTATUS(status)})
     _exit(code)
+
+
+def _judge(job: dict, token: str, send, config: dict, load_exercise, judge_source, reference_source,
+           retire: bool) -> None:
+    """Judge one job in this process and send its events (each with the job's token) and its verdict."""
+
+    def event(obj: dict) -> None:
+        obj["token"] = token
+        send(obj)
+
+    try:
+        exercise = load_exercise(job["exercise"])
+        source = job.get("source")
+        if source is None:
+            source = reference_source(exercise)
+        verdict = judge_source(
+            exercise, source, filename=job.get("filename") or "submission.py", mode=job.get("mode", "local"),
+            run_only=bool(job.get("run_only")), on_event=event, memory_limit_mb=config.get("memory_mb"),
+            seed=job.get("seed"), role=job.get("role", "judge"),
+        )
+        del source, job
+        event({"event": "verdict", "verdict": verdict.to_dict(), "retire": retire})
+    except BaseException as e:  # noqa: BLE001 - ours (the core itself never raises)
+        event({"event": "fatal", "message": f"{type(e).__name__}: {e}"})
+
+
+def _remove_all_but(folder: str, kept: set[str]) -> None:
+    """Remove from ``folder`` every entry not in ``kept`` (what a judging wrote there)."""
+    import shutil
+
+    for name in os.listdir(folder):
+        if name not in kept:
+            path = os.path.join(folder, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
 
 
 def _exit(code: int) -> None:

@@ -1,10 +1,16 @@
-"""Isolation: every judging in a fresh child process, with walls, limits and absolute deadlines.
+"""Isolation: every judging in a fresh process, with walls, limits and absolute deadlines.
 
 ``judge_isolated`` is the layer's one entry: a list of ``Judging``s in, an ``Outcome`` (the verdict and
 the observations of its checks) per judging out. Used by the command line, by the trusted referee (for
 both of its processes) and by the GPU runner's job process; process control is ``judge.sandbox``'s. The
-child (``judge.child``) runs the in-process core and streams JSON events over a pipe that only the
-parent reads; the learner's stdout/stderr go to a file that is never parsed. What holds, locally:
+child (``judge.child``) imports torch and the engine once and judges each job in a fork of itself (on a
+CPU; where CUDA is initialised, one job per child), running the in-process core and streaming JSON
+events, each with its job's token, over a pipe that only the parent reads; the learner's stdout/stderr go
+to a file that is never parsed. What holds, locally:
+
+- nothing of one judging reaches the next: its memory (modules, patched functions, builtins) dies with
+  its fork, what it left running is killed, its files are removed, and events without the current job's
+  token are dropped;
 
 - the child's interpreter ignores the environment (``python -I -S``: no ``PYTHONOPTIMIZE``, no
   ``sitecustomize``), and the tests' checks are calls, so asserts hold whatever the shell says;
@@ -125,6 +131,7 @@ class Outcome:
 @dataclass
 class _JobState:
     job: Judging
+    token: str = ""
     started: float = 0.0
     loading: bool = False  # the learner's code may have run
     load_started: float = 0.0
@@ -208,11 +215,14 @@ class _Child:
         self.events, self.jobs = r, jw
         self.buf = b""
 
-    def send_job(self, job: Judging) -> None:
+    def send_job(self, job: Judging) -> str:
+        """Send ``job``; returns its token (every event of its judging carries it)."""
+        token = secrets.token_hex(16)
         try:
-            os.write(self.jobs, (json.dumps(job.to_request()) + "\n").encode())
+            os.write(self.jobs, (json.dumps({**job.to_request(), "token": token}) + "\n").encode())
         except OSError:  # the child is gone: its end is read from the event pipe
             pass
+        return token
 
     def close_jobs(self) -> None:
         try:
@@ -283,6 +293,7 @@ def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Out
     fatal: str | None = None
     ready = ended = False
     retire = False
+    ended_rc: int | None = None  # the exit status of a job's process that ended without its verdict
     exit_deadline: float | None = None
     try:
         while not ended:
@@ -308,10 +319,16 @@ def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Out
                 continue
             for ev in events:
                 kind = ev.get("event")
+                if ready and kind != "fatal" and (state is None or ev.get("token") != state.token):
+                    continue  # not the current job's: written by an earlier judging, or forged
                 if kind == "ready" and not ready:
                     ready = True
                     state = _JobState(job=jobs[0], started=child.started)
-                    child.send_job(jobs[0])
+                    state.token = child.send_job(jobs[0])
+                elif kind == "ended":  # the job's process ended before its verdict
+                    rc = ev.get("rc")
+                    ended_rc = rc if isinstance(rc, int) else 0
+                    break
                 elif kind == "load" and state is not None:
                     state.loading, state.load_started = True, time.monotonic()
                 elif kind == "plan" and state is not None:
@@ -349,13 +366,17 @@ def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Out
                     state = None
                     if len(outcomes) < len(jobs) and not retire:
                         state = _JobState(job=jobs[len(outcomes)], started=time.monotonic())
-                        child.send_job(jobs[len(outcomes)])
+                        state.token = child.send_job(jobs[len(outcomes)])
                     else:
                         child.close_jobs()
                 elif kind == "fatal":
                     fatal = str(ev.get("message"))
+            if ended_rc is not None:
+                break
     finally:
         rc, log = child.end()
+    if ended_rc is not None:
+        rc = ended_rc
 
     if state is None and ready:
         return outcomes  # every job sent got its verdict (the exit deadline, if any, only ended the child)
@@ -410,8 +431,9 @@ def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Out
 def judge_isolated(judgings: list[Judging], *, limits: Limits | None = None,
                    spec: ChildSpec | None = None) -> list[Outcome]:
     """The isolated layer's one entry: judge each of ``judgings`` in a clean binding, in as few child
-    processes as possible, and return an outcome per judging, in order. A judging that ends or dirties its
-    child (a timeout, a crash, a thread left running) gets its verdict and the rest go to a new child.
+    processes as possible, and return an outcome per judging, in order. A judging that ends its child or
+    its own process without a verdict (a timeout, a crash, ``os._exit``) gets a verdict built here, and the
+    rest go to a new child.
 
     ``limits``: the first judging's exercise's (``Limits.for_exercise``) when None; ``spec``: how each
     child starts (``local_spec()`` when None: the repository's judge and engine)."""

@@ -3,6 +3,10 @@
 In trusted mode none is accepted and none is an internal error; in local mode each gets its expected
 status, never an internal error; after each, nothing it started is still running; after each resource
 abuse, a correct submission is accepted at once.
+
+The cases that neither exhaust a resource nor leave processes behind are judged in one sequence per mode
+(one ``judge_isolated``, one ``judge_trusted`` call, as ``check`` and a warm judge do), followed by a correct
+submission: each must get its own verdict whatever the judgings before it did to their child.
 """
 
 from __future__ import annotations
@@ -56,7 +60,39 @@ def test_the_suite_is_big_enough():
     assert len({c.name for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+ALONE = [c for c in CASES if c.kind in ("resources", "leftovers") or c.env]
+IN_SEQUENCE = [c for c in CASES if c not in ALONE]
+
+
+@pytest.fixture(scope="module")
+def judged_in_sequence():
+    """Every IN_SEQUENCE case and then GOOD, judged one after another: {name: (local, trusted)}, and the
+    processes still running after each mode's sequence."""
+    judgings = [Judging(EXERCISE, c.source, filename=f"{c.name}.py") for c in IN_SEQUENCE] + [Judging(EXERCISE, GOOD)]
+    lv = [o.verdict for o in judge_isolated(judgings, limits=LIMITS)]
+    left_local = leftovers()
+    tv = judge_trusted(judgings, limits=LIMITS)
+    return {c.name: pair for c, pair in zip(IN_SEQUENCE + [None], zip(lv, tv)) if c}, (lv[-1], tv[-1]), \
+        left_local + leftovers()
+
+
+def test_the_sequence_leaves_nothing_running_and_ends_accepted(judged_in_sequence):
+    _, (good_local, good_trusted), left = judged_in_sequence
+    assert left == [], "a process a submission started outlived its verdict"
+    assert good_local.status == "accepted" and good_trusted.status == "accepted"
+
+
+@pytest.mark.parametrize("case", IN_SEQUENCE, ids=[c.name for c in IN_SEQUENCE])
+def test_hostile_submission_in_sequence(case, judged_in_sequence):
+    lv, tv = judged_in_sequence[0][case.name]
+    assert lv.status in case.local and lv.status != "internal_error", f"local: {lv.status}: {lv.message[:500]} " \
+        f"{[(t.name, t.status, t.message[:200]) for t in lv.tests]}"
+    assert tv.status in case.trusted, f"trusted: {tv.status}: {tv.message[:500]} " \
+        f"{[(t.name, t.status, t.message[:200]) for t in tv.tests]}"
+    assert tv.status not in ("accepted", "internal_error") and tv.trust.level == "trusted"
+
+
+@pytest.mark.parametrize("case", ALONE, ids=[c.name for c in ALONE])
 def test_hostile_submission(case, monkeypatch):
     for k, v in (case.env or {}).items():
         monkeypatch.setenv(k, v)

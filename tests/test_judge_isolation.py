@@ -191,7 +191,8 @@ def _toy():
 
 
 def test_working_dir_and_temporary_files_are_private_and_removed():
-    """The child's cwd and temporary folder are a fresh private folder, not the repository, and are gone after."""
+    """The judging's cwd and temporary folder are a fresh private folder (its own, inside its child's), not the
+    repository, and are gone after."""
     src = with_body("    import os, tempfile\n"
                     "    open('here.txt', 'w').write('x')\n"
                     "    print('CWD', os.getcwd(), 'TMP', tempfile.gettempdir())\n"
@@ -200,7 +201,7 @@ def test_working_dir_and_temporary_files_are_private_and_removed():
     assert v.status == "accepted", v.message
     words = v.tests[0].output.split()
     cwd, tmp = words[words.index("CWD") + 1], words[words.index("TMP") + 1]
-    assert cwd == tmp and Path(cwd).name.startswith("judge-") and not cwd.startswith(str(ROOT))
+    assert cwd == tmp and Path(cwd).parent.name.startswith("judge-") and not cwd.startswith(str(ROOT))
     assert not Path(cwd).exists(), "the private folder is removed after the judging"
 
 
@@ -273,3 +274,33 @@ def test_a_verdict_forged_after_the_code_ran_is_never_an_internal_error():
                     "    os._exit(0)\n")
     v = judge_toy(src)
     assert v.status == "runtime_error"
+
+
+def test_nothing_a_judging_leaves_reaches_the_next_in_its_child():
+    """Three judgings in one child: the first plants module-level state, patches an engine function, the
+    judge's comparison and the builtins, and writes files in its folder, its temporary folder and its child's
+    folder; the second (correct) sees none of it and is accepted; the third (wrong) is not accepted."""
+    planter = (
+        "import builtins, os, tempfile, toyengine, judge.checks\n"
+        "builtins.__planted__ = 1\n"
+        "toyengine.PLANTED = 1\n"
+        "toyengine.Counter.__init__ = lambda self: setattr(self, 'n', 100)\n"
+        "judge.checks.compare = lambda *a, **k: True\n"
+        "for d in ('.', tempfile.gettempdir(), '..'):\n"
+        "    open(os.path.join(d, 'planted.txt'), 'w').write('x')\n" + GOOD)
+    looker = with_body(
+        "    import builtins, os, tempfile, toyengine\n"
+        "    print('SEEN', hasattr(builtins, '__planted__'), hasattr(toyengine, 'PLANTED'),\n"
+        "          os.path.exists('planted.txt'), os.path.exists(os.path.join(tempfile.gettempdir(), 'planted.txt')),\n"
+        "          os.path.exists('../planted.txt'), 'PARENT', os.getppid())\n"
+        "    return [v * k for v in values]\n")
+    wrong = with_body("    return [v * k + 1 for v in values]\n")
+    ex = _toy()
+    planted, seen, judged = judge_isolated([Judging(ex, planter), Judging(ex, looker), Judging(ex, wrong)],
+                                           limits=LIMITS, spec=local_spec([str(TOY)]))
+    assert planted.verdict.status == "accepted", planted.verdict.message
+    assert seen.verdict.status == "accepted", [(t.name, t.message) for t in seen.verdict.tests]
+    words = seen.verdict.tests[0].output.split()
+    assert words[words.index("SEEN") + 1:words.index("PARENT")] == ["False"] * 5
+    assert judged.verdict.status == "wrong_answer"
+    assert all(o.reported for o in (planted, seen, judged)), "each verdict came from its judging, none was rebuilt"
