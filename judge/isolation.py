@@ -29,6 +29,7 @@ The parent imports no torch: it stays light and fast.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import secrets
@@ -38,6 +39,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -214,6 +216,7 @@ class _Child:
         os.close(jr)
         self.events, self.jobs = r, jw
         self.buf = b""
+        self.ready = False  # it said "ready": every later job is judged in a fork of it
 
     def send_job(self, job: Judging) -> str:
         """Send ``job``; returns its token (every event of its judging carries it)."""
@@ -282,17 +285,85 @@ class _Child:
         return self.proc.returncode, log
 
 
+class _Warm:
+    """Children that finished their jobs healthy, kept for the next call with the same walls (this process's
+    later ``judge_isolated`` calls: ``check``'s exercises, the test suite's judgings). Each judging runs in a
+    fork of its child, so a child is as clean after a job as before it. Ended when this process exits (their
+    job pipe closes)."""
+
+    SIZE = 2  # children kept (each holds torch and the engine: about 0.3 GiB resident)
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.kept: list[tuple[str, _Child]] = []
+
+    @staticmethod
+    def key(spec: ChildSpec, limits: Limits) -> str | None:
+        if spec.workdir is not None:  # a folder the caller owns and removes: the child goes with it
+            return None
+        return json.dumps([spec.sys_path, sorted(spec.env.items()), spec.namespaces, spec.sandbox, spec.measures,
+                           limits.memory_mb, limits.nproc, limits.threads])
+
+    def take(self, key: str | None) -> _Child | None:
+        with self.lock:
+            for i, (k, child) in enumerate(self.kept):
+                if k == key:
+                    del self.kept[i]
+                    return child
+        return None
+
+    def close(self) -> None:
+        with self.lock:
+            kept, self.kept = self.kept, []
+        for _, c in kept:
+            c.end()
+
+    def keep(self, key: str, child: _Child) -> None:
+        with self.lock:
+            self.kept.append((key, child))
+            old = self.kept[:-self.SIZE]
+            del self.kept[:-self.SIZE]
+        for _, c in old:
+            c.end()
+
+
+_WARM = _Warm()
+atexit.register(_WARM.close)
+
+
+class _StaleChild(Exception):
+    """A kept child was found dead before it started the first job it was given: nothing was consumed."""
+
+
 def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Outcome]:
-    """Run jobs in one child until it finishes, retires or dies. Returns an outcome per job consumed (the
-    last one may have been built here, for the job during which the child died or was killed)."""
+    """Run jobs in one child (a kept warm one where there is one) until they are done or it retires or
+    dies. Returns an outcome per job consumed (the last one may have been built here, for the job during
+    which the child died or was killed)."""
+    key = _Warm.key(spec, limits)
+    child = _WARM.take(key) if key else None
+    if child is not None:
+        try:
+            return _run_jobs(child, jobs, limits, spec, key)
+        except _StaleChild:
+            pass
+    return _run_jobs(_Child(spec, limits), jobs, limits, spec, key)
+
+
+def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpec, key: str | None) -> list[Outcome]:
     trust = Trust(level="local", measures=list(spec.measures))
-    child = _Child(spec, limits)
+    reused = child.ready
     outcomes: list[Outcome] = []
     state: _JobState | None = None
     outcome: tuple[str, str] | None = None  # (why, detail) when the child is stopped here
     fatal: str | None = None
     ready = ended = False
     retire = False
+    warm = False  # every job done and the child healthy: kept for the next call
+    closing: str | None = None  # the last job's token, until its process has ended
+    if reused:
+        ready = True
+        state = _JobState(job=jobs[0], started=time.monotonic())
+        state.token = child.send_job(jobs[0])
     ended_rc: int | None = None  # the exit status of a job's process that ended without its verdict
     exit_deadline: float | None = None
     try:
@@ -319,12 +390,16 @@ def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Out
                 continue
             for ev in events:
                 kind = ev.get("event")
-                if ready and kind != "fatal" and (state is None or ev.get("token") != state.token):
+                current = state.token if state is not None else closing
+                if ready and kind != "fatal" and ev.get("token") != current:
                     continue  # not the current job's: written by an earlier judging, or forged
                 if kind == "ready" and not ready:
-                    ready = True
+                    ready = child.ready = True
                     state = _JobState(job=jobs[0], started=child.started)
                     state.token = child.send_job(jobs[0])
+                elif kind == "ended" and state is None:  # the last job's process and all it left are gone
+                    warm = ended = True
+                    break
                 elif kind == "ended":  # the job's process ended before its verdict
                     rc = ev.get("rc")
                     ended_rc = rc if isinstance(rc, int) else 0
@@ -367,6 +442,8 @@ def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Out
                     if len(outcomes) < len(jobs) and not retire:
                         state = _JobState(job=jobs[len(outcomes)], started=time.monotonic())
                         state.token = child.send_job(jobs[len(outcomes)])
+                    elif key is not None and not retire:
+                        closing = ev.get("token")  # kept once its process is gone: nothing it started outlives it
                     else:
                         child.close_jobs()
                 elif kind == "fatal":
@@ -374,7 +451,14 @@ def _run_child(jobs: list[Judging], limits: Limits, spec: ChildSpec) -> list[Out
             if ended_rc is not None:
                 break
     finally:
-        rc, log = child.end()
+        if warm:
+            _WARM.keep(key, child)
+        else:
+            rc, log = child.end()
+    if warm:
+        return outcomes
+    if reused and not outcomes and outcome is None and (state is None or not state.loading):
+        raise _StaleChild  # it died between two calls, before anything of this one ran: start a fresh one
     if ended_rc is not None:
         rc = ended_rc
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from judge import sandbox
 from judge.exercise import find_exercise, load_exercise
 from judge.isolation import DEFAULT_MEMORY_MB, Judging, Limits, judge_isolated, local_spec
 
@@ -304,3 +305,33 @@ def test_nothing_a_judging_leaves_reaches_the_next_in_its_child():
     assert words[words.index("SEEN") + 1:words.index("PARENT")] == ["False"] * 5
     assert judged.verdict.status == "wrong_answer"
     assert all(o.reported for o in (planted, seen, judged)), "each verdict came from its judging, none was rebuilt"
+
+
+def _parent_of(verdict) -> str:
+    """The judging's parent process, as pid and start time (a pid alone repeats across PID namespaces)."""
+    words = verdict.tests[0].output.split()
+    return words[words.index("PARENT") + 1]
+
+
+PPID = with_body("    import os\n    stat = open(f'/proc/{os.getppid()}/stat').read()\n"
+                 "    print('PARENT', f\"{os.getppid()}:{stat[stat.rindex(')') + 2:].split()[19]}\")\n"
+                 "    return [v * k for v in values]\n")
+
+
+def test_a_warm_child_serves_the_next_call_and_a_dead_one_is_replaced():
+    """Two calls with the same walls are judged by one kept child (the same parent of their forks); when
+    that child dies between calls, the next call is judged by a fresh one, not failed."""
+    ex, spec = _toy(), local_spec([str(TOY)])
+    first = judge_isolated([Judging(ex, PPID)], limits=LIMITS, spec=spec)[0].verdict
+    second = judge_isolated([Judging(ex, PPID)], limits=LIMITS, spec=spec)[0].verdict
+    assert first.status == second.status == "accepted"
+    warm = _parent_of(first)
+    assert _parent_of(second) == warm, "the second call was judged by the child the first one left warm"
+    from judge.isolation import _WARM
+
+    for _, child in _WARM.kept:  # what a crash or an OOM kill of the idle child would do
+        sandbox.kill_group(child.proc.pid)
+    time.sleep(0.2)
+    third = judge_isolated([Judging(ex, PPID)], limits=LIMITS, spec=spec)[0].verdict
+    assert third.status == "accepted", third.message
+    assert _parent_of(third) != warm
