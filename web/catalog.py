@@ -8,6 +8,7 @@ file under the exercises folder changes (so an author sees an edit on the next r
 from __future__ import annotations
 
 import ast
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +142,24 @@ def _without_title(markdown: str) -> str:
     return "\n".join(lines[1:]) if lines and lines[0].startswith("# ") else markdown
 
 
+# The paragraph most statements end with says how to judge from a terminal ("Run the visible examples with
+# `python practice/judge.py test ID --run`, then submit with `python practice/judge.py test ID`."). The CLI
+# prints it as written; on the site, where Run and Submit are buttons beside the statement, it says that
+# instead (the commands stay in the page's "Run locally" panel). Only a whole paragraph naming this exercise.
+_SP = r"(?:[ \t]+|[ \t]*\n[ \t]*)"  # the words' spacing: spaces, or a line break (never a blank line)
+_CLI_CLOSING = (r"(?:\A|(?<=\n\n))Run{_}the{_}visible{_}examples{_}with{_}`python practice/judge\.py test {id} --run`,"
+                r"{_}then{_}submit{_}with{_}`python practice/judge\.py test {id}`\.[ \t]*(?=\n[ \t]*\n|\s*\Z)")
+SITE_CLOSING = ("Press **Run** to check the visible examples, then **Submit** to run every test. To judge it on "
+                "your own machine instead, the commands are under **Run locally**, below.")
+
+
+def for_the_site(markdown: str, slug: str) -> str:
+    """The statement as the site says it: its closing paragraph about the terminal becomes one about the page's
+    buttons (see ``_CLI_CLOSING``); everything else as written."""
+    pattern = _CLI_CLOSING.format(_=_SP, id=re.escape(slug))
+    return re.sub(pattern, lambda _m: SITE_CLOSING, markdown)
+
+
 def build_catalog(root: Path) -> Catalog:
     chapters = load_chapters(root)
     by_id = {c.id: c for c in chapters}
@@ -149,7 +168,8 @@ def build_catalog(root: Path) -> Catalog:
     for i, e in enumerate(exercises):
         visible, hidden = _tests_of(e)
         entries.append(Entry(
-            exercise=e, chapter=by_id[e.chapter], statement_html=markdown_html(_without_title(e.statement)),
+            exercise=e, chapter=by_id[e.chapter],
+            statement_html=markdown_html(for_the_site(_without_title(e.statement), e.slug)),
             visible_tests=visible, hidden_count=hidden,
             prev=exercises[i - 1].slug if i > 0 else None,
             next=exercises[i + 1].slug if i + 1 < len(exercises) else None,

@@ -72,6 +72,7 @@ def exercise(slug: str):
         "hints": len(e.hints),
         "visible_tests": [{"name": t.name, "first": t.line, "last": t.line + t.source.count("\n")}
                           for t in entry.visible_tests],
+        "test_count": {"visible": len(entry.visible_tests), "hidden": entry.hidden_count},
         "urls": {"solution": url_for("api.solution", exercise_id=e.slug), "list": url_for("pages.index")},
     }
     return render_template(

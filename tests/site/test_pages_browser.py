@@ -9,7 +9,7 @@ import re
 import pytest
 
 from judge.exercise import find_exercise
-from tests.site.sitekit import PHONE, Guard, axe_violations, editor_text, open_context, type_code
+from tests.site.sitekit import BUFFER_SOLUTION, PHONE, Guard, axe_violations, editor_text, open_context, type_code
 
 SLUG = "graph-capture-buffer"  # a CUDA Graph exercise
 # a known-wrong variant (copy_from forgets positions), without its docstring: typed, quotes would pair up
@@ -34,6 +34,8 @@ def verdicts() -> dict[str, dict]:
     return {
         "wrong": judge_source(e, WRONG, mode="browser").to_dict(),
         "crash": judge_source(e, CRASH, mode="browser", run_only=True).to_dict(),
+        "run_ok": judge_source(e, BUFFER_SOLUTION, mode="browser", run_only=True).to_dict(),
+        "submit_ok": judge_source(e, BUFFER_SOLUTION, mode="browser").to_dict(),
     }
 
 
@@ -146,6 +148,73 @@ def test_a_crash_links_to_the_learners_line(page, site, verdicts):
     card.locator("button.goto-code").click()
     assert page.locator(".cm-activeLine").inner_text().strip() == 'raise ValueError(f"no views yet ({limit})")'
     assert page.evaluate("() => document.activeElement.classList.contains('cm-content')")
+
+
+def test_a_passing_run_says_visible_tests_passed_and_only_a_submit_is_accepted(page, site, verdicts):
+    run, submit = verdicts["run_ok"], verdicts["submit_ok"]
+    assert run["run"] and run["status"] == "accepted" and not submit["run"] and submit["status"] == "accepted"
+    visible, everything = run["total"], submit["total"]
+    assert 0 < visible < everything
+    open_exercise(page, site)
+    show(page, run)
+    head, status = page.locator(".verdict-head"), page.locator(".verdict-status")
+    history = page.locator("#history-list li")
+    assert status.inner_text() == f"Visible tests passed · {visible}/{visible}"
+    assert page.locator(".verdict-next").inner_text() == (
+        f"Not accepted yet: Submit runs all {everything} tests ({everything - visible} of them hidden).")
+    assert "Accepted" not in page.locator("#verdict").inner_text()
+    assert f"Visible tests passed: {visible}/{visible} · Run ·" in history.first.text_content()
+    assert page.locator(".ex-header [data-progress-for]").inner_text() == "tried"
+    background = "e => getComputedStyle(e).backgroundColor"
+    run_look = head.evaluate(background)
+    show(page, submit)
+    assert status.inner_text() == "Accepted" and page.locator(".verdict-next").count() == 0
+    assert head.evaluate(background) != run_look  # the filled green of Accepted is the Submit's alone
+    assert f"Accepted: {submit['passed']}/{everything} · Submit ·" in history.first.text_content()
+    assert page.locator(".ex-header [data-progress-for]").inner_text() == "solved"
+    page.reload()  # the kept Run, shown again from the history, says the same
+    page.wait_for_selector(".cm-content[contenteditable=true]")
+    assert status.inner_text() == "Accepted"
+    page.click("#history summary")
+    history.nth(1).locator("button").click()
+    assert status.inner_text() == f"Visible tests passed · {visible}/{visible}"
+    assert f"Submit runs all {everything} tests" in page.locator(".verdict-next").inner_text()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_statements_code_blocks_keep_their_lines_and_scroll_inside(browser, site, scheme):
+    """req-lengths' length diagram at a 1280-px window: its labels stay over their marks (no line wraps), the
+    block scrolls sideways by itself, the page does not."""
+    guard = Guard()
+    ctx = open_context(browser, site, guard, viewport={"width": 1280, "height": 800}, color_scheme=scheme)
+    page = ctx.new_page()
+    open_exercise(page, site, "req-lengths")
+    blocks = page.evaluate("""() => [...document.querySelectorAll('.statement > .prose pre')].map((pre) => {
+      const s = getComputedStyle(pre);
+      const inner = pre.clientHeight - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom);
+      return {text: pre.textContent, lines: pre.textContent.replace(/\\n$/, '').split('\\n').length,
+              rows: Math.round(inner / parseFloat(s.lineHeight)), wraps: s.whiteSpace !== 'pre',
+              overflow: s.overflowX, wide: pre.scrollWidth > pre.clientWidth};
+    })""")
+    diagram = [b for b in blocks if "max_device_len" in b["text"] and "|---" in b["text"]]
+    assert len(diagram) == 1, blocks
+    for b in blocks:
+        assert not b["wraps"] and b["rows"] == b["lines"], b
+        assert b["overflow"] == "auto", b
+    assert diagram[0]["wide"], diagram  # wider than the column at this width: it scrolls
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")  # the page itself does not
+    pre = page.locator(".statement > .prose pre", has_text="max_device_len")
+    pre.focus()  # the keyboard scrolls it too
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("e => e.scrollLeft > 0", arg=pre.element_handle())
+    found = axe_violations(page)
+    # the statement's closing words are the page's own (item: no terminal needed); Run locally keeps the commands
+    prose = page.locator(".statement > .prose").inner_text()
+    assert "judge.py" not in prose and prose.rstrip().endswith("the commands are under Run locally, below.")
+    assert "python practice/judge.py test req-lengths --run" in page.locator("#run-locally").text_content()
+    ctx.close()
+    assert not found, json.dumps(found, indent=1)
+    assert guard.clean(), guard
 
 
 def test_progress_survives_reload_and_moves_to_a_fresh_profile(browser, site, verdicts, tmp_path):

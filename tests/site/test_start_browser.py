@@ -81,6 +81,59 @@ def test_start_with_the_first_exercise_then_continue_where_left_off(page, site):
     assert resume.inner_text() == f"Continue where you left off: {first.title}"
 
 
+def import_progress(page, tmp_path, exercises: dict) -> None:
+    """Read `exercises` ({slug: entry}) into this browser through the list page's Import (the export format)."""
+    f = tmp_path / "progress.json"
+    f.write_text(json.dumps({"format": "minisgl-practice-progress", "version": 1,
+                             "exported_at": "2026-12-01T09:00:00.000Z", "exercises": exercises}), encoding="utf-8")
+    page.evaluate("() => { document.getElementById('progress-message').textContent = ''; }")
+    page.set_input_files("#import-progress", str(f))
+    page.wait_for_function("() => document.getElementById('progress-message').textContent.startsWith('Imported')")
+
+
+def typed(at: str) -> dict:
+    return {"code": "# started", "savedAt": at, "verdicts": []}
+
+
+def solved(at: str) -> dict:
+    verdict = {"at": at, "status": "accepted", "run": False, "passed": 3, "total": 3, "tests": [], "source": None}
+    return {"code": "# done", "savedAt": at, "verdicts": [verdict], "solved": True, "solvedAt": at}
+
+
+def test_once_the_last_exercise_is_solved_the_next_unsolved_is_offered(page, site, tmp_path):
+    ex = list_exercises()  # course order, the list's
+    page.goto(site("/"))
+    actions = page.locator("#start .start-actions a:visible")
+    first, resume, nxt = page.locator("#start-first"), page.locator("#continue-last"), page.locator("#next-unsolved")
+
+    def shown() -> list[tuple[str, bool]]:
+        """The start block's visible buttons in order: their text, and whether each is the primary one."""
+        return [(a.inner_text(), "primary" in a.get_attribute("class").split()) for a in actions.all()]
+
+    start = ("Start with the first exercise", True)
+    assert shown() == [start]
+    import_progress(page, tmp_path, {ex[0].slug: typed("2026-12-01T09:00:00.000Z")})  # tried, not solved
+    assert shown() == [(f"Continue where you left off: {ex[0].title}", True), (start[0], False)]
+    import_progress(page, tmp_path, {ex[1].slug: solved("2026-12-01T10:00:00.000Z")})  # the newest: solved
+    assert shown() == [(f"Next: {ex[2].title}", True), (start[0], False)]
+    assert nxt.get_attribute("href").endswith(f"/exercises/{ex[2].slug}") and not resume.is_visible()
+    colours = "e => getComputedStyle(e).backgroundColor"
+    assert nxt.evaluate(colours) != first.evaluate(colours)  # it looks like the primary button, Start does not
+    page.reload()  # the same from the stored progress
+    assert shown() == [(f"Next: {ex[2].title}", True), (start[0], False)]
+    import_progress(page, tmp_path, {ex[2].slug: solved("2026-12-01T08:00:00.000Z"),  # solved, but not last
+                                     ex[3].slug: solved("2026-12-01T07:00:00.000Z")})
+    assert shown() == [(f"Next: {ex[4].title}", True), (start[0], False)]  # unsolved, in list order
+    import_progress(page, tmp_path, {ex[-1].slug: solved("2026-12-01T11:00:00.000Z")})  # the list's last one
+    assert shown() == [(f"Next: {ex[0].title}", True), (start[0], False)]  # from the top: the first unsolved
+    nxt.click()
+    page.wait_for_selector(".cm-content[contenteditable=true]")
+    assert page.url == site(f"/exercises/{ex[0].slug}")
+    touch(page, site, ex[0].slug)  # typed in again: the newest, and unsolved, so it is the one to continue
+    page.goto(site("/"))
+    assert shown() == [(f"Continue where you left off: {ex[0].title}", True), (start[0], False)]
+
+
 def test_book_chapters_without_the_setting_are_plain_text(page, site):
     chapters = load_chapters()
     page.goto(site("/"))

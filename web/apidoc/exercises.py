@@ -116,7 +116,9 @@ SCHEMAS: dict[str, Any] = {
             "chapter_title": {"type": "string"}, "chapter_number": {"type": "integer", "minimum": 1},
             "time_limit": {"type": "number"}, "test_time_limit": {"type": "number"},
             "statement": {"type": "string", "description": "Markdown."},
-            "statement_html": {"type": "string", "description": "The statement rendered, code highlighted."},
+            "statement_html": {"type": "string", "description": (
+                "The statement rendered as the site shows it, code highlighted; a closing paragraph naming the "
+                "`practice/judge.py` commands says Run and Submit instead.")},
             "starter": {"type": "string", "description": "The starter file: the targets' signatures."},
             "visible_tests": {"type": "array", "items": {"$ref": "#/components/schemas/VisibleTest"}},
             "test_count": {"type": "object", "additionalProperties": False, "required": ["visible", "hidden"],

@@ -5,7 +5,7 @@ import { setupHints } from "./hints.js";
 import { createJudge } from "./judge.js";
 import { STATUS_TEXT as PROGRESS_TEXT, addVerdict, load, saveCode, status } from "./progress.js";
 import { setupReveal } from "./reveal.js";
-import { STATUS_TEXT, renderPending, renderVerdict, sourceBadge, sourceText } from "./verdict.js";
+import { renderPending, renderVerdict, sourceBadge, sourceText, statusText } from "./verdict.js";
 
 const data = JSON.parse(document.getElementById("exercise-data").textContent);
 const $ = (id) => document.getElementById(id);
@@ -52,6 +52,7 @@ const cardOptions = {
   onGotoLine: (line) => gotoLine(view, line),
   onShowTestLine: showTestLine,
   canShowTestLine: (line) => data.visible_tests.some((t) => line >= t.first && line <= t.last),
+  testCount: data.test_count,
 };
 
 function paintProgress(entry) {
@@ -68,7 +69,7 @@ function paintProgress(entry) {
     button.type = "button";
     button.className = "link-button";
     const when = new Date(v.at).toLocaleString();
-    button.append(sourceBadge(v), `${STATUS_TEXT[v.status] || v.status}: ${v.passed}/${v.total} · ${v.run ? "Run" : "Submit"} · ${sourceText(v)} · ${when}`);
+    button.append(sourceBadge(v), `${statusText(v)}: ${v.passed}/${v.total} · ${v.run ? "Run" : "Submit"} · ${sourceText(v)} · ${when}`);
     button.addEventListener("click", () => renderVerdict(verdictBox, entry.verdicts[i], cardOptions));
     li.className = `history-item status-${v.status}`;
     li.append(button);

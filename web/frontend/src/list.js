@@ -1,5 +1,5 @@
-// The exercise list: "Continue where you left off", filters applied as you type (and kept in the URL), progress
-// badges, export/import.
+// The exercise list: the start block's buttons (Start, Continue where you left off, Next), filters applied as
+// you type (and kept in the URL), progress badges, export/import.
 import { ProgressError, STATUS_TEXT, exportAll, importAll, lastTouched, load, slugs, status } from "./progress.js";
 
 const form = document.getElementById("filters");
@@ -23,15 +23,38 @@ function paintBadges() {
     "your code, your last 20 verdicts per exercise, and what you solved.";
 }
 
+/** The start block's buttons, from the progress in this browser. Nothing touched: "Start with the first
+ * exercise" is the primary button. The exercise worked on last (lastTouched) not solved yet: "Continue where you
+ * left off: <title>" is. It solved: "Next: <title>", the next unsolved exercise after it in list order (from the
+ * top again past the end), and no Continue. Once anything is touched, Start is a plain button. */
 function paintContinue() {
-  const button = document.getElementById("continue-last");
-  if (!button) return;
-  const slug = lastTouched(items.map((li) => li.dataset.id));
-  const link = slug && document.querySelector(`.exercise-item[data-id="${slug}"] a.ex-title`);
-  button.hidden = !link;
-  if (!link) return;
-  button.href = link.href;
-  button.textContent = `Continue where you left off: ${link.textContent}`;
+  const first = document.getElementById("start-first");
+  const resume = document.getElementById("continue-last");
+  const next = document.getElementById("next-unsolved");
+  if (!first || !resume || !next) return;
+  const order = items.map((li) => li.dataset.id);
+  const titleLink = (slug) => slug && document.querySelector(`.exercise-item[data-id="${slug}"] a.ex-title`);
+  const last = lastTouched(order);
+  let primary = last ? null : first;
+  resume.hidden = true;
+  next.hidden = true;
+  if (last && progressOf(last) === "solved") {
+    const at = order.indexOf(last);
+    const link = titleLink([...order.slice(at + 1), ...order.slice(0, at)].find((s) => progressOf(s) !== "solved"));
+    if (link) {
+      next.href = link.href;
+      next.textContent = `Next: ${link.textContent}`;
+      next.hidden = false;
+      primary = next;
+    }
+  } else if (titleLink(last)) {
+    resume.href = titleLink(last).href;
+    resume.textContent = `Continue where you left off: ${titleLink(last).textContent}`;
+    resume.hidden = false;
+    primary = resume;
+  }
+  for (const button of [first, resume, next]) button.classList.toggle("primary", button === primary);
+  if (primary) first.parentElement.prepend(primary); // the primary action comes first
 }
 
 function values() {

@@ -10,6 +10,12 @@ export const STATUS_TEXT = {
   timeout: "Time limit exceeded",
   internal_error: "Internal error (not your fault)",
 };
+/** The verdict's status in words. Only a Submit (every test) is "Accepted": a Run that passes says what it
+ * showed, that the visible tests pass. */
+export function statusText(v) {
+  if (v.run && v.status === "accepted") return "Visible tests passed";
+  return STATUS_TEXT[v.status] || v.status;
+}
 export const TEST_TEXT = { pass: "pass", fail: "fail", error: "error", skip: "skip", timeout: "timeout" };
 const FAILED = new Set(["fail", "error", "timeout"]);
 
@@ -81,13 +87,24 @@ export function sourceBadge(v) {
   return el("span", { class: `verdict-source source-${server ? "server" : "browser"}`, text: server ? "Server" : "Browser" });
 }
 
-/** Render `verdict` into `container` (replacing what was there). */
+/** What Submit runs, after a Run that passed: "Submit runs all 10 tests (8 of them hidden)". `testCount` is
+ * the exercise's {visible, hidden}, when the page knows it. */
+function submitRuns(testCount) {
+  if (!testCount) return "Submit runs all the tests";
+  const all = testCount.visible + testCount.hidden;
+  return `Submit runs all ${all} tests${testCount.hidden ? ` (${testCount.hidden} of them hidden)` : ""}`;
+}
+
+/** Render `verdict` into `container` (replacing what was there). `opts.testCount` ({visible, hidden}) lets a
+ * passing Run say how many tests Submit runs. */
 export function renderVerdict(container, verdict, opts = {}) {
   const v = verdict;
   const what = v.run ? "Run (visible tests)" : "Submit (all tests)";
   const counts = `${v.passed}/${v.total} passed, ${v.failed} failed${v.skipped ? `, ${v.skipped} skipped` : ""}`;
-  const head = el("div", { class: `verdict-head status-${v.status}` },
-    el("p", { class: "verdict-status", text: STATUS_TEXT[v.status] || v.status }),
+  const runPassed = v.run && v.status === "accepted";
+  const head = el("div", { class: `verdict-head status-${v.status}${runPassed ? " run-passed" : ""}` },
+    el("p", { class: "verdict-status", text: runPassed ? `${statusText(v)} · ${v.passed}/${v.total}` : statusText(v) }),
+    runPassed ? el("p", { class: "verdict-next", text: `Not accepted yet: ${submitRuns(opts.testCount)}.` }) : null,
     el("p", { class: "verdict-counts", text: `${counts} · ${seconds(v.ms || 0)} · ${what}` }),
     el("p", { class: "verdict-where" }, sourceBadge(v), `Judged on: ${sourceText(v)}`));
   const parts = [head];
