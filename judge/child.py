@@ -79,27 +79,21 @@ def main(config: dict) -> None:
         if not forking:
             _judge(job, token, send, config, load_exercise, judge_source, reference_source, retire=True)
             break
-        pid = os.fork()
-        if pid == 0:  # the judging's own process: ends after its verdict, whatever the learner's code did
-            rc = 3
-            try:
-                jobs.close()  # the next job's line (its token, its source) is never readable from here
-                private = os.path.join(workdir, f"job-{n}")
-                os.mkdir(private, 0o700)
-                os.chdir(private)
-                os.environ["TMPDIR"] = private
-                import tempfile
+        def judging(job=job, token=token, private=os.path.join(workdir, f"job-{n}")) -> None:
+            """In the judging's own process: ends after its verdict, whatever the learner's code did."""
+            jobs.close()  # the next job's line (its token, its source) is never readable from here
+            os.mkdir(private, 0o700)
+            os.chdir(private)
+            os.environ["TMPDIR"] = private
+            import tempfile
 
-                tempfile.tempdir = private
-                _judge(job, token, send, config, load_exercise, judge_source, reference_source, retire=False)
-                rc = 0
-            finally:
-                os._exit(rc)
-        _, status = os.waitpid(pid, 0)
+            tempfile.tempdir = private
+            _judge(job, token, send, config, load_exercise, judge_source, reference_source, retire=False)
+
+        rc = sandbox.run_in_fork(judging)
         sandbox.kill_descendants()  # what the judging left running (its orphans are re-parented to us)
         _remove_all_but(workdir, kept)
-        send({"event": "ended", "token": token, "rc": -os.WTERMSIG(status) if os.WIFSIGNALED(status)
-              else os.WEXITSTATUS(status)})
+        send({"event": "ended", "token": token, "rc": rc})
     _exit(code)
 
 

@@ -17,6 +17,7 @@ holds in one place:
 - limits: ``set_limits`` (address space, file size, processes, no core files), set in the child;
 - the environment: ``python_path`` (the interpreter's own import path) and ``learner_env`` (the only
   variables the learner's process gets in trusted mode);
+- a process per judging: ``run_in_fork`` (a fork that runs one function and ends, and its exit status);
 - ending: ``become_subreaper``, ``children``, ``kill_and_reap``, ``kill_group``, ``kill_descendants``,
   ``kill_orphans`` (marked orphans of a child, for the parent) and ``kill_all_others`` (as PID 1 of a
   container).
@@ -34,6 +35,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
@@ -238,6 +240,21 @@ def not_dumpable() -> None:
         _libc().prctl(4, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def run_in_fork(body: Callable[[], None]) -> int:
+    """Run ``body`` in a fork of this process, which ends when it returns (exit 0) or raises (exit 3) without
+    running anything else of ours; its exit status as ``Popen.returncode`` (negative: the ending signal)."""
+    pid = os.fork()
+    if pid == 0:
+        rc = 3
+        try:
+            body()
+            rc = 0
+        finally:
+            os._exit(rc)
+    _, status = os.waitpid(pid, 0)
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 def children(pid: int) -> list[int]:
