@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .exercise import REPO_ROOT, ExerciseError, find_exercise, list_exercises, load_chapters
 from .report import format_verdict, style_for
+from .validate import MUTANT_SEEDS
 from .workspace import shown, workspace_dir
 
 
@@ -217,6 +218,9 @@ def _import_targets(exercises) -> None:
 def cmd_check(args) -> int:
     from .validate import check_exercise
 
+    if args.seeds < 1:
+        print(f"error: --seeds must be 1 or more (got {args.seeds})", file=sys.stderr)
+        return 2
     exercises = _selected(args.ids, args.exercises)
     if not exercises:
         print("no exercises found", file=sys.stderr)
@@ -239,7 +243,7 @@ def cmd_check(args) -> int:
         workers = max(1, min(len(exercises), args.jobs or os.cpu_count() or 1))
         _import_targets(exercises)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(lambda e: check_exercise(e, trusted=args.trusted), exercises))
+            results = list(pool.map(lambda e: check_exercise(e, trusted=args.trusted, seeds=args.seeds), exercises))
     bad = 0
     for e, report in zip(exercises, results):
         problems = report.problems
@@ -292,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="validate exercises (maintainers)")
     p.add_argument("ids", nargs="*", help="exercise or chapter ids (default: the whole bank)")
     p.add_argument("--jobs", type=int, default=0, help="exercises checked in parallel (default: CPU count)")
+    p.add_argument("--seeds", type=int, default=MUTANT_SEEDS, metavar="N",
+                   help=f"every mutant judged under N seeds, rejected under each (default: {MUTANT_SEEDS})")
     p.add_argument("--browser", action="store_true",
                    help="judge in Pyodide through the Node runner instead (the exercises that list browser)")
     p.add_argument("--trusted", action="store_true", help="also judge every file in trusted mode: same verdicts")

@@ -98,10 +98,20 @@ def judged_files(e: Exercise) -> list[tuple[str, str, str]]:
     return files
 
 
+MUTANT_SEEDS = 10  # check judges every mutant under this many seeds (the hidden inputs): rejected under each
+
+
+def mutant_seeds(seed: int, n: int) -> list[int]:
+    """The ``n - 1`` seeds a mutant is judged under besides ``seed``: drawn from it, so a run is reproducible."""
+    g = random.Random(seed)
+    return [g.randrange(2**31) for _ in range(max(0, n - 1))]
+
+
 def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = False,
-                   seed: int | None = None) -> Report:
+                   seed: int | None = None, seeds: int = MUTANT_SEEDS) -> Report:
     """Validate one exercise (see the module's docstring); ``report.problems`` empty means valid. ``seed``: the
-    hidden inputs' seed, the same for every file in every mode (default: a fresh one)."""
+    hidden inputs' seed, the same for every file in every mode (default: a fresh one); every mutant is also judged
+    locally under ``seeds - 1`` more (``mutant_seeds``) and must be rejected under each."""
     report = Report(e)
     problems = report.problems
     if not e.statement.strip():
@@ -126,9 +136,16 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
             continue
         judgings = [Judging(e, src, name, mode, seed=seed) for _, name, src in files]
         judgings.append(Judging(e, reference, "reference.py", mode, True, seed=seed))
-        verdicts = [o.verdict for o in judge_isolated(judgings)]
-        report.judged += len(judgings)
-        *per_file, ref_run = verdicts
+        more = [Judging(e, src, name, mode, seed=s) for kind, name, src in files if kind == "mutant"
+                for s in mutant_seeds(seed, seeds)] if mode == "local" else []
+        verdicts = [o.verdict for o in judge_isolated(judgings + more)]
+        report.judged += len(judgings) + len(more)
+        *per_file, ref_run = verdicts[:len(judgings)]
+        for j, v in zip(more, verdicts[len(judgings):]):
+            if v.status in ("accepted", "internal_error"):
+                problems.append(f"[{mode}] {j.filename} is {v.status} under seed {j.seed}: every mutant must be "
+                                f"rejected under each of {seeds} seeds (do the hidden tests catch it for some inputs "
+                                "only?)")
         for (kind, name, _), v in zip(files, per_file):
             problems.extend(judged_problems(kind, name, v, mode, catches=name in e.run_catches))
             report.verdicts[f"{mode} {name}"] = v

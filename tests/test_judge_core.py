@@ -160,6 +160,35 @@ def test_check_refuses_run_catches_that_are_none_unknown_or_accepted_by_run(tmp_
     assert "[local] mutants/memory_in_gb.py (run_catches) is accepted by Run" in problems[1], problems
 
 
+def test_check_judges_every_mutant_under_ten_seeds(tmp_path):
+    """A mutant that is wrong only for some hidden inputs (here: one seed in three) is rejected under the bank's
+    seed but accepted under others: check judges every mutant under MUTANT_SEEDS seeds and says so; judged under
+    one seed it passes unnoticed."""
+    from judge.validate import MUTANT_SEEDS, check_exercise
+
+    real = ROOT / "exercises" / "graph-bs-list"
+    d = tmp_path / real.name
+    shutil.copytree(real, d)
+    shutil.copyfile(real.parent / "chapters.toml", tmp_path / "chapters.toml")
+    shutil.rmtree(d / "alternatives", ignore_errors=True)
+    for m in (d / "mutants").glob("*.py"):
+        if m.stem not in ("powers_of_two", "descending", "ceiling_excluded"):
+            m.unlink()
+    (d / "mutants" / "lucky.py").write_text(
+        "from judge.testing import RUN, original\n\n\n"
+        "def make_graph_bs_list(cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory):\n"
+        "    good = original('minisgl.engine.graph:make_graph_bs_list')(cuda_graph_bs, cuda_graph_max_bs, is_cuda,\n"
+        "                                                                free_memory)\n"
+        "    return good if RUN.seed % 3 else list(reversed(good))  # wrong for one seed in three\n")
+    toml = d / "exercise.toml"
+    toml.write_text("\n".join(line for line in toml.read_text().splitlines() if not line.startswith("run_catches"))
+                    + '\nrun_catches = ["mutants/powers_of_two.py"]\n')
+    assert MUTANT_SEEDS == 10
+    assert check_exercise(load_exercise(d), modes=["local"], seed=4320, seeds=1).problems == []
+    problems = check_exercise(load_exercise(d), modes=["local"], seed=4320).problems
+    assert problems and all("mutants/lucky.py is accepted under seed" in p for p in problems), problems
+
+
 def test_run_accepts_reads_the_visible_tests_of_a_full_verdict():
     from judge.validate import judged_problems, run_accepts
     from judge.verdict import TestResult, Verdict

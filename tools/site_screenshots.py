@@ -56,8 +56,8 @@ def main() -> int:
     base = f"http://127.0.0.1:{server.server_port}"
     args.out.mkdir(parents=True, exist_ok=True)
     blocked: list[str] = []
-    saved = {"minisgl-practice.v1." + SLUG: json.dumps({"code": WRONG, "savedAt": "2026-12-01T10:00:00.000Z", "verdicts": [],
-                                                        "solved": False, "solvedAt": None})}
+    saved = {"minisgl-practice.v1." + SLUG: json.dumps({"code": WRONG, "savedAt": "2026-12-01T10:00:00.000Z",
+                                                        "verdicts": [], "solved": False, "solvedAt": None})}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         for scheme in ("light", "dark"):
