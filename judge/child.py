@@ -55,7 +55,7 @@ def main(config: dict) -> None:
         from .solution import reference_source
 
         env = environment()  # import torch before the clock of the first job matters
-        forking = env.device != "cuda"  # a fork cannot use a CUDA the parent initialised
+        forking = env.device != "cuda" and config.get("fork", True)  # a fork cannot use the CUDA we initialised
         if forking:
             sandbox.not_dumpable()  # a judging (our fork) can neither ptrace us nor read our memory
         import gc

@@ -110,6 +110,7 @@ class ChildSpec:
     sandbox: dict | None = None  # judge.sandbox.enter(**sandbox) before anything else
     workdir: str | None = None  # its private, writable folder (None: a fresh temporary one)
     measures: list[str] = field(default_factory=list)  # for the verdict's trust
+    fork: bool = True  # False: each job in the child itself, which then retires (what a child with CUDA does)
 
 
 def local_spec(extra_sys_path: list[str] | None = None) -> ChildSpec:
@@ -199,7 +200,7 @@ class _Child:
         r, w = os.pipe()
         jr, jw = os.pipe()
         config = {"sys_path": spec.sys_path, "fd": w, "jobs_fd": jr, "memory_mb": limits.memory_mb,
-                  "nproc": limits.nproc, "sandbox": spec.sandbox}
+                  "nproc": limits.nproc, "sandbox": spec.sandbox, "fork": spec.fork}
         env = dict(spec.env)
         env.update({MARKER: self.marker, "OMP_NUM_THREADS": str(limits.threads), "TMPDIR": self.workdir,
                     "PYTHONUNBUFFERED": "1"})
@@ -302,7 +303,7 @@ class _Warm:
         if spec.workdir is not None:  # a folder the caller owns and removes: the child goes with it
             return None
         return json.dumps([spec.sys_path, sorted(spec.env.items()), spec.namespaces, spec.sandbox, spec.measures,
-                           limits.memory_mb, limits.nproc, limits.threads])
+                           spec.fork, limits.memory_mb, limits.nproc, limits.threads])
 
     def take(self, key: str | None) -> _Child | None:
         with self.lock:

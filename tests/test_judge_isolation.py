@@ -335,3 +335,19 @@ def test_a_warm_child_serves_the_next_call_and_a_dead_one_is_replaced():
     third = judge_isolated([Judging(ex, PPID)], limits=LIMITS, spec=spec)[0].verdict
     assert third.status == "accepted", third.message
     assert _parent_of(third) != warm
+
+
+def test_without_forks_each_judging_has_a_child_of_its_own():
+    """Where a child cannot fork (CUDA initialised: here forced by ``ChildSpec.fork``), it judges one job and
+    retires: each judging has its own child, and what one plants is not seen by the next."""
+    from dataclasses import replace
+
+    ex = _toy()
+    spec = replace(local_spec([str(TOY)]), fork=False)
+    planter = "import toyengine\ntoyengine.PLANTED = 1\n" + GOOD
+    looker = with_body("    import toyengine\n    print('SEEN', hasattr(toyengine, 'PLANTED'))\n"
+                       "    return [v * k for v in values]\n")
+    got = judge_isolated([Judging(ex, planter), Judging(ex, looker), Judging(ex, GOOD)], limits=LIMITS, spec=spec)
+    assert [o.verdict.status for o in got] == ["accepted"] * 3 and all(o.reported for o in got)
+    words = got[1].verdict.tests[0].output.split()
+    assert words[words.index("SEEN") + 1] == "False"
