@@ -46,6 +46,6 @@ def attend_decode_masked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask
     """attend_decode_padded with its mask made beforehand by decode_mask (in q's dtype). q [B, Hq, D];
     k/v [B, W, Hkv, D]."""
     b, hq, d = q.shape
-    out = F.scaled_dot_product_attention(q[:, :, None, :], k.transpose(1, 2), v.transpose(1, 2),
+    out = F.scaled_dot_product_attention(q.unsqueeze(2), k.transpose(1, 2), v.transpose(1, 2),
                                          attn_mask=mask, scale=scale, enable_gqa=True)
     return out.reshape(b, hq, d)

@@ -32,6 +32,7 @@ SMALL_ROWS = 4  # batches of fewer rows than this use the one-row choice; the re
 _MARGIN = 0.95  # a candidate must take at most this share of the default's time to be chosen
 _TIMED_ROWS = (1, 8)  # the one-row and the batched size class, as timed
 _REPEATS = 2
+_SAMPLE_BYTES = 24 << 20  # weights timed per distinct shape: enough to stream from memory, not from a cache
 
 Maker = Callable[[torch.Tensor, torch.Tensor | None], FastLinear]
 
@@ -79,7 +80,7 @@ def model_linears(op: BaseOP) -> Iterator[Linear | LMHead]:
             yield from model_linears(child)
 
 
-def _weights(layer: Linear | LMHead) -> tuple[torch.Tensor, torch.Tensor | None]:
+def weights_of(layer: Linear | LMHead) -> tuple[torch.Tensor, torch.Tensor | None]:
     if isinstance(layer, LMHead):
         return layer._weight, None
     return layer.weight, layer.bias
@@ -105,49 +106,70 @@ def _agrees(kernel: FastLinear, w: torch.Tensor, b: torch.Tensor | None, gen: to
     return True
 
 
-def _time_pass(kernels: list[FastLinear], inputs: list[torch.Tensor]) -> float:
-    t = time.perf_counter()
-    for kernel, x in zip(kernels, inputs):
-        kernel(x)
-    return time.perf_counter() - t
+Built = dict[str, dict[int, FastLinear]]  # kind -> layer index -> kernel
 
 
-Built = dict[str, list[FastLinear]]
+def sample_layers(weights: list[tuple[torch.Tensor, torch.Tensor | None]]) -> list[tuple[list[int], float]]:
+    """The layers timed: per distinct shape, the first ones in forward order up to _SAMPLE_BYTES of weights (all of
+    a smaller group), each group with the factor that scales its time to all of its members."""
+    groups: dict[tuple[int, int, bool], list[int]] = {}
+    for i, (w, b) in enumerate(weights):
+        groups.setdefault((w.shape[0], w.shape[1], b is not None), []).append(i)
+    out = []
+    for members in groups.values():
+        taken, nbytes = [], 0
+        for i in members:
+            if nbytes >= _SAMPLE_BYTES:
+                break
+            taken.append(i)
+            nbytes += weights[i][0].numel() * weights[i][0].element_size()
+        out.append((taken, len(members) / len(taken)))
+    return out
+
+
+def _time_pass(kernels: dict[int, FastLinear], sample: list[tuple[list[int], float]],
+               inputs: dict[int, torch.Tensor]) -> float:
+    """Seconds a pass over every linear would take, estimated from the sampled ones."""
+    total = 0.0
+    for members, scale in sample:
+        t = time.perf_counter()
+        for i in members:
+            kernels[i](inputs[i])
+        total += (time.perf_counter() - t) * scale
+    return total
 
 
 def choose(layers: list[Linear | LMHead], kinds: list[str]) -> tuple[str, str, dict[str, list[float]], Built]:
-    """(one-row kind, batched kind, best seconds per kind and timed size, the kernels built) for these layers'
-    own weights."""
+    """(one-row kind, batched kind, seconds per pass of each kind at each timed size, the kernels built) for these
+    layers' own weights."""
     gen = torch.Generator().manual_seed(0)
-    weights = [_weights(layer) for layer in layers]
+    weights = [weights_of(layer) for layer in layers]
+    sample = sample_layers(weights)
+    timed = [i for members, _ in sample for i in members]
     built: Built = {}
     for kind in kinds:
         try:
-            kernels = [MAKERS[kind](w, b) for w, b in weights]
-            checked: dict[tuple[int, int, bool], bool] = {}
-            for kernel, (w, b) in zip(kernels, weights):  # one check per distinct shape
-                key = (w.shape[0], w.shape[1], b is not None)
-                if key not in checked:
-                    checked[key] = _agrees(kernel, w, b, gen)
-            if all(checked.values()):
-                built[kind] = kernels
+            kernels = {i: MAKERS[kind](*weights[i]) for i in timed}
+            if all(_agrees(kernels[members[0]], *weights[members[0]], gen) for members, _ in sample):
+                built[kind] = kernels  # equal to F.linear on one layer of every shape
             else:
                 logger.warning(f"linear path {kind!r} differs from F.linear on this machine: not used")
         except (RuntimeError, AttributeError, NotImplementedError) as e:
             logger.warning(f"linear path {kind!r} is not usable here ({e}): not used")
     best: dict[str, list[float]] = {kind: [float("inf")] * len(_TIMED_ROWS) for kind in built}
     with torch.inference_mode():
-        for i, rows in enumerate(_TIMED_ROWS):
-            inputs = [torch.randn(rows, w.shape[1], generator=gen, dtype=w.dtype) for w, _ in weights]
+        for j, rows in enumerate(_TIMED_ROWS):
+            inputs = {i: torch.randn(rows, weights[i][0].shape[1], generator=gen, dtype=weights[i][0].dtype)
+                      for i in timed}
             for kind in built:  # warm-up: first calls allocate and pick kernels
-                _time_pass(built[kind], inputs)
+                _time_pass(built[kind], sample, inputs)
             for _ in range(_REPEATS):  # interleaved, so a slow spell of the machine hits every candidate
                 for kind in built:
-                    best[kind][i] = min(best[kind][i], _time_pass(built[kind], inputs))
+                    best[kind][j] = min(best[kind][j], _time_pass(built[kind], sample, inputs))
     picks = []
-    for i in range(len(_TIMED_ROWS)):
-        pick = min(best, key=lambda k: best[k][i])
-        if pick != "default" and best[pick][i] > _MARGIN * best["default"][i]:
+    for j in range(len(_TIMED_ROWS)):
+        pick = min(best, key=lambda k: best[k][j])
+        if pick != "default" and best[pick][j] > _MARGIN * best["default"][j]:
             pick = "default"  # not clearly faster: the noise of one measurement is not a reason to switch
         picks.append(pick)
     return picks[0], picks[1], best, built
@@ -186,8 +208,8 @@ def install_linear_path(model: BaseOP, backend: str, device: torch.device, dtype
     for kind in set(built) - {small, large}:
         del built[kind]  # the copies of the weights no choice uses are freed
     for i, layer in enumerate(layers):
-        w, b = _weights(layer)
-        pair = [built[k][i] if k in built else MAKERS[k](w, b) for k in (small, large)]
+        w, b = weights_of(layer)
+        pair = [built[k][i] if i in built.get(k, {}) else MAKERS[k](w, b) for k in (small, large)]
         kernel = pair[0] if small == large else Dispatch(pair[0], pair[1])
         layer._fast = PreparedLinear(w, b, kernel)
     return small if small == large else f"{small}+{large}"
