@@ -7,10 +7,12 @@ memory bandwidth for the small batches of a decode step. Two other layouts of th
 - "onednn": the weight prepacked once by oneDNN (torch.ops.mkldnn._reorder_linear_weight), applied with
   torch.ops.mkldnn._linear_pointwise.
 
-At start-up every candidate is checked against F.linear on the model's own weights (equal within float tolerance),
-then timed against it on a pass over all the model's linears, once for one row (batch-1 decode) and once for a small
-batch; each size class takes the fastest, and a candidate must beat the default by a margin to be taken. The choice
-is logged once. Only on a CPU, only float32, only with real PyTorch (never with the browser's numpy torch).
+At start-up ("auto") every candidate is checked against F.linear on the model's own weights (equal within float
+tolerance), then timed against it on a pass over the model's linears (a sample of each shape, scaled to all of them),
+once for one row (batch-1 decode) and once for a small batch; each size class takes the fastest, and a candidate must
+beat the default by a margin to be taken. The choice is logged once (MINISGL_LOG_LEVEL=INFO). Only on a CPU, only
+float32, only with real PyTorch (never with the browser's numpy torch), and only for a model big enough that its
+weights stream from memory: a tiny test model keeps the default. A named backend is used as asked.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ SMALL_ROWS = 4  # batches of fewer rows than this use the one-row choice; the re
 _MARGIN = 0.95  # a candidate must take at most this share of the default's time to be chosen
 _TIMED_ROWS = (1, 8)  # the one-row and the batched size class, as timed
 _REPEATS = 2
+_MIN_AUTO_BYTES = 32 << 20  # auto on a model with fewer bytes of linear weights: the default (they sit in caches)
 _SAMPLE_BYTES = 24 << 20  # weights timed per distinct shape: enough to stream from memory, not from a cache
 
 Maker = Callable[[torch.Tensor, torch.Tensor | None], FastLinear]
@@ -194,6 +197,9 @@ def install_linear_path(model: BaseOP, backend: str, device: torch.device, dtype
         small = large = backend
         built: Built = {}
         summary = f"linear path {backend!r} (asked for)"
+    elif sum(w.numel() * w.element_size() for w, _ in map(weights_of, layers)) < _MIN_AUTO_BYTES:
+        logger.info("linear path: default (the model's linear weights are too small for the choice to matter)")
+        return "default"
     else:
         kinds = [k for k in MAKERS if _available(k)]
         t0 = time.perf_counter()

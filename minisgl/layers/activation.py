@@ -6,5 +6,5 @@ import torch.nn.functional as F
 
 def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     """x holds [gate | up] on its last dimension; returns silu(gate) * up."""
-    gate, up = x.chunk(2, dim=-1)
-    return F.silu(gate) * up
+    d = x.shape[-1] // 2
+    return F.silu(x[..., :d]) * x[..., d:]

@@ -24,8 +24,8 @@ class AttentionLayer(BaseOP):
         batch = ctx.batch
         nq, nkv, d = self._num_heads, self._num_kv_heads, self._head_dim
         hq = nq * d
-        # one view and one split instead of three slices and three reshapes: [T, Hq + 2 Hkv, D] -> q, k, v views
-        q, k, v = qkv.view(qkv.shape[0], nq + 2 * nkv, d).split([nq, nkv, nkv], dim=1)
+        heads = qkv.view(qkv.shape[0], nq + 2 * nkv, d)  # one view, then three slices of heads (no reshapes)
+        q, k, v = heads[:, :nq], heads[:, nq : nq + nkv], heads[:, nq + nkv :]
         if hasattr(self, "q_norm"):
             q, k = self.q_norm.forward(q), self.k_norm.forward(k)
         q, k = self._rotary.forward(cos_sin, q, k)
