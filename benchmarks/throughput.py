@@ -150,6 +150,7 @@ def main() -> int:
     ap.add_argument("--mix-repeat", type=int, default=1, help="runs of the serving mix (each one is long)")
     ap.add_argument("--mix-bs", default="8,16,32", help="transformers' static batch sizes to try on the mix")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--mix-requests", type=int, default=32, help="requests of the serving mix (fewer: a smoke test)")
     ap.add_argument("--attention-backend", default="torch_static",
                     help="minisgl's backend (default torch_static: batched decode; 'torch' is the per-request "
                          "reference)")
@@ -159,7 +160,8 @@ def main() -> int:
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
     t0 = time.perf_counter()
-    llm = LLM(path, dtype=torch.float32, device=device, max_running_req=32, max_seq_len_override=512,
+    llm = LLM(path, dtype=torch.float32, device=device, max_running_req=max(32, args.mix_requests),
+              max_seq_len_override=512,
               attention_backend=args.attention_backend, cache_type="naive", linear_backend=args.linear_backend)
     start_up = time.perf_counter() - t0
     hf = load_transformers(path, device)
@@ -186,9 +188,9 @@ def main() -> int:
           f"{verdict(floor / step_ms, TARGETS['batch1'])}", flush=True)
 
     # 3. the serving mix
-    mix = make_mix(tok, 32, args.seed)
+    mix = make_mix(tok, args.mix_requests, args.seed)
     useful = sum(n for _, n in mix)
-    print(f"\nserving mix: 32 requests (seed {args.seed}), prompts {min(len(p) for p, _ in mix)}-"
+    print(f"\nserving mix: {len(mix)} requests (seed {args.seed}), prompts {min(len(p) for p, _ in mix)}-"
           f"{max(len(p) for p, _ in mix)} tokens ({sum(len(p) for p, _ in mix)} in all), outputs "
           f"{min(n for _, n in mix)}-{max(n for _, n in mix)} ({useful} useful tokens)", flush=True)
     ms_runs = [ms_generate(llm, [p for p, _ in mix], [n for _, n in mix]) for _ in range(args.mix_repeat)]
