@@ -128,3 +128,12 @@ def test_non_cpu_or_non_float32_keeps_the_default():
 def test_config_rejects_an_unknown_backend(qwen3):
     with pytest.raises(ValueError, match="linear_backend"):
         EngineConfig(model_path=qwen3, linear_backend="fast").validate()
+
+
+def test_weights_made_under_inference_mode_are_prepared_by_identity():
+    from minisgl.layers.linear import PreparedLinear
+
+    with torch.inference_mode():  # inference tensors keep no version counter
+        lin = linear(8, 6, True, 0)
+        prepared = PreparedLinear(lin.weight, lin.bias, lp.MAKERS["transposed"](lin.weight, lin.bias))
+        assert prepared.fresh(lin.weight, lin.bias) and not prepared.fresh(torch.randn(8, 6), lin.bias)

@@ -11,17 +11,21 @@ from minisgl.layers.base import BaseOP
 FastLinear = Callable[[torch.Tensor], torch.Tensor]
 
 
+def _version(t: torch.Tensor | None) -> int:
+    """The tensor's in-place write counter; an inference tensor has none (only its identity is checked)."""
+    return -1 if t is None or t.is_inference() else t._version
+
+
 class PreparedLinear:
     """A fast kernel bound to the exact weight (and bias) it was prepared from, at the version it had then: a weight
     replaced or changed in place afterwards makes it stale, and the layer falls back to F.linear."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, kernel: FastLinear) -> None:
         self._w, self._b, self.kernel = weight, bias, kernel
-        self._versions = (weight._version, bias._version if bias is not None else 0)
+        self._versions = (_version(weight), _version(bias))
 
     def fresh(self, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
-        return (weight is self._w and bias is self._b
-                and (weight._version, bias._version if bias is not None else 0) == self._versions)
+        return weight is self._w and bias is self._b and (_version(weight), _version(bias)) == self._versions
 
 
 class Linear(BaseOP):
