@@ -69,12 +69,13 @@ def test_auto_keeps_the_default_for_a_tiny_model(qwen3):
         llm.shutdown()
 
 
-def test_choose_times_every_kind_and_returns_usable_picks():
+def test_choose_times_every_kind_and_picks_per_shape():
     layers = [linear(64, 48, False, i) for i in range(3)] + [linear(48, 64, True, 9)]
-    small, large, best, built = lp.choose(layers, kinds())
-    assert set(best) == set(kinds()) == set(built)
-    assert small in best and large in best
-    assert all(len(v) == 2 and all(t > 0 for t in v) for v in best.values())
+    choice = lp.choose(layers, kinds())
+    assert set(choice.seconds) == set(kinds()) == set(choice.built)
+    assert set(choice.picks) == {(64, 48, False), (48, 64, True)}
+    assert all(k in choice.seconds for pair in choice.picks.values() for k in pair)
+    assert all(len(v) == 2 and all(t > 0 for t in v) for v in choice.seconds.values())
 
 
 def test_choose_rejects_a_kernel_that_differs(monkeypatch):
@@ -82,18 +83,21 @@ def test_choose_rejects_a_kernel_that_differs(monkeypatch):
         return lambda x: F.linear(x, w, b) * 1.001
 
     monkeypatch.setitem(lp.MAKERS, "transposed", wrong)
-    small, large, best, built = lp.choose([linear(64, 48, False, 0)], ["default", "transposed"])
-    assert "transposed" not in best and "transposed" not in built
-    assert small == large == "default"
+    choice = lp.choose([linear(64, 48, False, 0)], ["default", "transposed"])
+    assert "transposed" not in choice.seconds and "transposed" not in choice.built
+    assert choice.picks == {(64, 48, False): ("default", "default")}
 
 
 def test_the_installed_path_dispatches_by_rows_and_never_serves_a_stale_weight(monkeypatch):
     model = OPList([linear(40, 24, True, 1), linear(24, 40, False, 2)])
     monkeypatch.setattr(lp, "_MIN_AUTO_BYTES", 0)
-    monkeypatch.setattr(lp, "choose", lambda layers, kinds: ("transposed", "default", {}, {}))
-    assert lp.install_linear_path(model, "auto", CPU, torch.float32) == "transposed+default"
+    picks = {(40, 24, True): ("transposed", "default"), (24, 40, False): ("default", "default")}
+    monkeypatch.setattr(lp, "choose", lambda layers, kinds: lp.Choice(picks, {}, {}, lp.group_layers(
+        [lp.weights_of(layer) for layer in layers])))
+    got = lp.install_linear_path(model, "auto", CPU, torch.float32)
+    assert got == "40x24+b transposed+default, 24x40 default+default"
     first = model[0]
-    assert isinstance(first._fast.kernel, lp.Dispatch)
+    assert isinstance(first._fast.kernel, lp.Dispatch) and model[1]._fast is None
     x = torch.randn(1, 24)
     assert torch.allclose(first.forward(x), F.linear(x, first.weight, first.bias), atol=1e-5)
     new = {"0.weight": torch.randn(40, 24), "0.bias": torch.randn(40), "1.weight": torch.randn(24, 40)}

@@ -8,9 +8,9 @@ memory bandwidth for the small batches of a decode step. Two other layouts of th
   torch.ops.mkldnn._linear_pointwise.
 
 At start-up ("auto") every candidate is checked against F.linear on the model's own weights (equal within float
-tolerance), then timed against it on a pass over the model's linears (a sample of each shape, scaled to all of them),
-once for one row (batch-1 decode) and once for a small batch; each size class takes the fastest, and a candidate must
-beat the default by a margin to be taken. The choice is logged once (MINISGL_LOG_LEVEL=INFO). Only on a CPU, only
+tolerance), then timed against it on the model's linears (a sample of each shape, scaled to all of them), once for
+one row (batch-1 decode) and once for a small batch; each shape and size class takes the fastest, and a candidate
+must beat the default by a margin to be taken. The choice is logged once (MINISGL_LOG_LEVEL=INFO). Only on a CPU, only
 float32, only with real PyTorch (never with the browser's numpy torch), and only for a model big enough that its
 weights stream from memory: a tiny test model keeps the default. A named backend is used as asked.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -110,72 +111,96 @@ def _agrees(kernel: FastLinear, w: torch.Tensor, b: torch.Tensor | None, gen: to
 
 
 Built = dict[str, dict[int, FastLinear]]  # kind -> layer index -> kernel
+Shape = tuple[int, int, bool]  # (out, in, has bias)
 
 
-def sample_layers(weights: list[tuple[torch.Tensor, torch.Tensor | None]]) -> list[tuple[list[int], float]]:
-    """The layers timed: per distinct shape, the first ones in forward order up to _SAMPLE_BYTES of weights (all of
-    a smaller group), each group with the factor that scales its time to all of its members."""
-    groups: dict[tuple[int, int, bool], list[int]] = {}
+@dataclass
+class Group:
+    """The layers of one shape; the first of them up to _SAMPLE_BYTES of weights (all of a smaller group) are timed,
+    and their time is scaled to all of them."""
+
+    shape: Shape
+    members: list[int]
+    timed: list[int]
+
+    @property
+    def scale(self) -> float:
+        return len(self.members) / len(self.timed)
+
+
+def group_layers(weights: list[tuple[torch.Tensor, torch.Tensor | None]]) -> list[Group]:
+    members: dict[Shape, list[int]] = {}
     for i, (w, b) in enumerate(weights):
-        groups.setdefault((w.shape[0], w.shape[1], b is not None), []).append(i)
-    out = []
-    for members in groups.values():
-        taken, nbytes = [], 0
-        for i in members:
+        members.setdefault((w.shape[0], w.shape[1], b is not None), []).append(i)
+    groups = []
+    for shape, idx in members.items():
+        timed, nbytes = [], 0
+        for i in idx:
             if nbytes >= _SAMPLE_BYTES:
                 break
-            taken.append(i)
+            timed.append(i)
             nbytes += weights[i][0].numel() * weights[i][0].element_size()
-        out.append((taken, len(members) / len(taken)))
-    return out
+        groups.append(Group(shape, idx, timed))
+    return groups
 
 
-def _time_pass(kernels: dict[int, FastLinear], sample: list[tuple[list[int], float]],
-               inputs: dict[int, torch.Tensor]) -> float:
-    """Seconds a pass over every linear would take, estimated from the sampled ones."""
-    total = 0.0
-    for members, scale in sample:
-        t = time.perf_counter()
-        for i in members:
-            kernels[i](inputs[i])
-        total += (time.perf_counter() - t) * scale
-    return total
+def _time_group(kernels: dict[int, FastLinear], group: Group, inputs: dict[int, torch.Tensor]) -> float:
+    """Seconds the whole group would take, estimated from its timed layers."""
+    t = time.perf_counter()
+    for i in group.timed:
+        kernels[i](inputs[i])
+    return (time.perf_counter() - t) * group.scale
 
 
-def choose(layers: list[Linear | LMHead], kinds: list[str]) -> tuple[str, str, dict[str, list[float]], Built]:
-    """(one-row kind, batched kind, seconds per pass of each kind at each timed size, the kernels built) for these
-    layers' own weights."""
+@dataclass
+class Choice:
+    picks: dict[Shape, tuple[str, str]]  # per shape: (kind below SMALL_ROWS rows, kind from SMALL_ROWS rows)
+    seconds: dict[str, list[float]]  # per kind: a pass over all the linears, at each timed size, each shape's best
+    built: Built  # the kernels made for timing, reused by install_linear_path
+    groups: list[Group]
+
+
+def choose(layers: list[Linear | LMHead], kinds: list[str]) -> Choice:
+    """Per shape and size class the fastest kind that agrees with F.linear on these layers' own weights."""
     gen = torch.Generator().manual_seed(0)
     weights = [weights_of(layer) for layer in layers]
-    sample = sample_layers(weights)
-    timed = [i for members, _ in sample for i in members]
+    groups = group_layers(weights)
+    timed = [i for g in groups for i in g.timed]
     built: Built = {}
     for kind in kinds:
         try:
             kernels = {i: MAKERS[kind](*weights[i]) for i in timed}
-            if all(_agrees(kernels[members[0]], *weights[members[0]], gen) for members, _ in sample):
+            if all(_agrees(kernels[g.timed[0]], *weights[g.timed[0]], gen) for g in groups):
                 built[kind] = kernels  # equal to F.linear on one layer of every shape
             else:
                 logger.warning(f"linear path {kind!r} differs from F.linear on this machine: not used")
         except (RuntimeError, AttributeError, NotImplementedError) as e:
             logger.warning(f"linear path {kind!r} is not usable here ({e}): not used")
-    best: dict[str, list[float]] = {kind: [float("inf")] * len(_TIMED_ROWS) for kind in built}
+    best = {(kind, g.shape, j): float("inf") for kind in built for g in groups for j in range(len(_TIMED_ROWS))}
     with torch.inference_mode():
         for j, rows in enumerate(_TIMED_ROWS):
             inputs = {i: torch.randn(rows, weights[i][0].shape[1], generator=gen, dtype=weights[i][0].dtype)
                       for i in timed}
             for kind in built:  # warm-up: first calls allocate and pick kernels
-                _time_pass(built[kind], sample, inputs)
+                for g in groups:
+                    _time_group(built[kind], g, inputs)
             for _ in range(_REPEATS):  # interleaved, so a slow spell of the machine hits every candidate
-                for kind in built:
-                    best[kind][j] = min(best[kind][j], _time_pass(built[kind], sample, inputs))
-    picks = []
-    for j in range(len(_TIMED_ROWS)):
-        pick = min(best, key=lambda k: best[k][j])
-        if pick != "default" and best[pick][j] > _MARGIN * best["default"][j]:
-            pick = "default"  # not clearly faster: the noise of one measurement is not a reason to switch
-        picks.append(pick)
-    return picks[0], picks[1], best, built
+                for g in groups:
+                    for kind in built:
+                        key = (kind, g.shape, j)
+                        best[key] = min(best[key], _time_group(built[kind], g, inputs))
+    picks: dict[Shape, tuple[str, str]] = {}
+    for g in groups:
+        pair = []
+        for j in range(len(_TIMED_ROWS)):
+            pick = min(built, key=lambda k: best[(k, g.shape, j)])
+            if pick != "default" and best[(pick, g.shape, j)] > _MARGIN * best[("default", g.shape, j)]:
+                pick = "default"  # not clearly faster: the noise of one measurement is not a reason to switch
+            pair.append(pick)
+        picks[g.shape] = (pair[0], pair[1])
+    seconds = {kind: [sum(best[(kind, g.shape, j)] for g in groups) for j in range(len(_TIMED_ROWS))]
+               for kind in built}
+    return Choice(picks, seconds, built, groups)
 
 
 def install_linear_path(model: BaseOP, backend: str, device: torch.device, dtype: torch.dtype) -> str:
@@ -191,31 +216,42 @@ def install_linear_path(model: BaseOP, backend: str, device: torch.device, dtype
         if backend != "auto":
             logger.warning(f"linear_backend {backend!r} is CPU and float32 only: the default path is used")
         return "default"
+    groups = group_layers([weights_of(layer) for layer in layers])
     if backend != "auto":
         if not _available(backend):
             raise ValueError(f"linear_backend {backend!r} is not available in this PyTorch build")
-        small = large = backend
-        built: Built = {}
-        summary = f"linear path {backend!r} (asked for)"
+        choice = Choice({g.shape: (backend, backend) for g in groups}, {}, {}, groups)
+        logger.info(f"linear path {backend!r} (asked for)")
     elif sum(w.numel() * w.element_size() for w, _ in map(weights_of, layers)) < _MIN_AUTO_BYTES:
         logger.info("linear path: default (the model's linear weights are too small for the choice to matter)")
         return "default"
     else:
-        kinds = [k for k in MAKERS if _available(k)]
         t0 = time.perf_counter()
-        small, large, best, built = choose(layers, kinds)
-        times = "; ".join(f"{k} " + "/".join(f"{s * 1e3:.2f}" for s in v) for k, v in best.items())
-        summary = (f"linear path: {small!r} below {SMALL_ROWS} rows, {large!r} from {SMALL_ROWS} rows "
-                   f"(ms per pass over the model's linears at {'/'.join(map(str, _TIMED_ROWS))} rows: {times}; "
-                   f"chosen in {time.perf_counter() - t0:.2f} s)")
-    logger.info(summary)
-    if small == large == "default":
-        return "default"
-    for kind in set(built) - {small, large}:
-        del built[kind]  # the copies of the weights no choice uses are freed
-    for i, layer in enumerate(layers):
-        w, b = weights_of(layer)
-        pair = [built[k][i] if i in built.get(k, {}) else MAKERS[k](w, b) for k in (small, large)]
-        kernel = pair[0] if small == large else Dispatch(pair[0], pair[1])
-        layer._fast = PreparedLinear(w, b, kernel)
-    return small if small == large else f"{small}+{large}"
+        choice = choose(layers, [k for k in MAKERS if _available(k)])
+        rows = "/".join(map(str, _TIMED_ROWS))
+        times = "; ".join(f"{k} " + "/".join(f"{t * 1e3:.2f}" for t in v) for k, v in choice.seconds.items())
+        logger.info(f"linear path: {describe(choice.picks)} (kinds below/from {SMALL_ROWS} rows; ms per pass over "
+                    f"the model's linears at {rows} rows: {times}; chosen in {time.perf_counter() - t0:.2f} s)")
+    used = {kind for pair in choice.picks.values() for kind in pair}
+    for kind in set(choice.built) - used:
+        del choice.built[kind]  # the copies of the weights no choice uses are freed
+    for g in choice.groups:
+        small, large = choice.picks[g.shape]
+        if small == large == "default":
+            continue
+        for i in g.members:
+            w, b = weights_of(layers[i])
+            pair = [choice.built[k][i] if i in choice.built.get(k, {}) else MAKERS[k](w, b) for k in (small, large)]
+            kernel = pair[0] if small == large else Dispatch(pair[0], pair[1])
+            layers[i]._fast = PreparedLinear(w, b, kernel)
+    return describe(choice.picks)
+
+
+def describe(picks: dict[Shape, tuple[str, str]]) -> str:
+    """'onednn' when one kind serves everything, 'transposed+onednn' (below/from SMALL_ROWS rows) when every shape
+    chose alike, else each shape's pair."""
+    pairs = set(picks.values())
+    if len(pairs) == 1:
+        small, large = pairs.pop()
+        return small if small == large else f"{small}+{large}"
+    return ", ".join(f"{o}x{i}{'+b' if b else ''} {small}+{large}" for (o, i, b), (small, large) in picks.items())
