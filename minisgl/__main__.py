@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     g.add_argument("--attention-backend", default=None)
     g.add_argument("--cuda-graph-max-bs", type=int, default=None)
-    g.add_argument("--linear-backend", choices=["auto", "default", "transposed", "onednn"], default="auto",
+    g.add_argument("--linear-backend", default="auto",
+                   choices=["auto", "default", "transposed", "onednn", "onednn16", "mkl1"],
                    help="the CPU's linear kernels (default auto: measured at start-up against F.linear)")
     g.add_argument("--ids", action="store_true", help="also print the token ids")
     return ap

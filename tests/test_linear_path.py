@@ -31,19 +31,19 @@ def linear(rows: int, cols: int, bias: bool, seed: int) -> Linear:
     return lin
 
 
-@pytest.mark.parametrize("kind", ["default", "transposed", "onednn"])
+@pytest.mark.parametrize("kind", list(lp.MAKERS))
 @pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
 def test_each_kernel_equals_f_linear(kind, bias):
     if not lp._available(kind):
         pytest.skip(f"{kind} is not in this PyTorch build")
     lin = linear(37, 19, bias, 0)
     kernel = lp.MAKERS[kind](lin.weight, lin.bias)
-    for rows in (1, 3, 4, 17):
+    for rows in (1, 3, 4, 16, 17, 70):
         x = torch.randn(rows, 19)
         assert torch.allclose(kernel(x), F.linear(x, lin.weight, lin.bias), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("backend", ["transposed", "onednn"])
+@pytest.mark.parametrize("backend", [k for k in lp.MAKERS if k != "default"])
 @pytest.mark.parametrize("arch", ["qwen3", "llama"])
 def test_forced_backend_matches_hf(backend, arch):
     if not lp._available(backend):
@@ -75,7 +75,7 @@ def test_choose_times_every_kind_and_picks_per_shape():
     assert set(choice.seconds) == set(kinds()) == set(choice.built)
     assert set(choice.picks) == {(64, 48, False), (48, 64, True)}
     assert all(k in choice.seconds for pair in choice.picks.values() for k in pair)
-    assert all(len(v) == 2 and all(t > 0 for t in v) for v in choice.seconds.values())
+    assert all(len(v) == 3 and all(t > 0 for t in v) for v in choice.seconds.values())
 
 
 def test_choose_rejects_a_kernel_that_differs(monkeypatch):
@@ -85,17 +85,17 @@ def test_choose_rejects_a_kernel_that_differs(monkeypatch):
     monkeypatch.setitem(lp.MAKERS, "transposed", wrong)
     choice = lp.choose([linear(64, 48, False, 0)], ["default", "transposed"])
     assert "transposed" not in choice.seconds and "transposed" not in choice.built
-    assert choice.picks == {(64, 48, False): ("default", "default")}
+    assert choice.picks == {(64, 48, False): ("default",) * 3}
 
 
 def test_the_installed_path_dispatches_by_rows_and_never_serves_a_stale_weight(monkeypatch):
     model = OPList([linear(40, 24, True, 1), linear(24, 40, False, 2)])
     monkeypatch.setattr(lp, "_MIN_AUTO_BYTES", 0)
-    picks = {(40, 24, True): ("transposed", "default"), (24, 40, False): ("default", "default")}
+    picks = {(40, 24, True): ("transposed", "default", "default"), (24, 40, False): ("default",) * 3}
     monkeypatch.setattr(lp, "choose", lambda layers, kinds: lp.Choice(picks, {}, {}, lp.group_layers(
         [lp.weights_of(layer) for layer in layers])))
     got = lp.install_linear_path(model, "auto", CPU, torch.float32)
-    assert got == "40x24+b transposed+default, 24x40 default+default"
+    assert got == "40x24+b transposed/default/default, 24x40 default"
     first = model[0]
     assert isinstance(first._fast.kernel, lp.Dispatch) and model[1]._fast is None
     x = torch.randn(1, 24)
@@ -103,7 +103,7 @@ def test_the_installed_path_dispatches_by_rows_and_never_serves_a_stale_weight(m
     new = {"0.weight": torch.randn(40, 24), "0.bias": torch.randn(40), "1.weight": torch.randn(24, 40)}
     model.load_state_dict(new)  # in place: the prepared copies are now stale
     assert not first._fast.fresh(first.weight, first.bias)
-    for rows in (1, 6):
+    for rows in (1, 6, 40):
         x = torch.randn(rows, 24)
         assert torch.allclose(first.forward(x), F.linear(x, new["0.weight"], new["0.bias"]), atol=1e-5)
     first.weight = torch.randn(40, 24)  # replaced: stale as well

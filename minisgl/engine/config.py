@@ -5,7 +5,7 @@ from pathlib import Path
 
 import torch
 
-LINEAR_BACKENDS = ("auto", "default", "transposed", "onednn")  # see minisgl.engine.linear_path
+LINEAR_BACKENDS = ("auto", "default", "transposed", "onednn", "onednn16", "mkl1")  # see minisgl.engine.linear_path
 
 
 @dataclass
@@ -24,7 +24,7 @@ class EngineConfig:
     chunked_prefill_size: int = 4096  # token budget of one prefill batch; longer prompts are chunked
     memory_ratio: float = 0.8  # share of free device memory for the KV pool (CUDA)
     cpu_kv_bytes: int = 2 << 30  # KV pool budget on a CPU
-    linear_backend: str = "auto"  # auto (measured at start-up), default (F.linear), transposed, onednn; CPU only
+    linear_backend: str = "auto"  # auto: measured at start-up; or one of LINEAR_BACKENDS for all (CPU, float32)
 
     def validate(self) -> None:
         if self.page_size < 1:

@@ -5,7 +5,8 @@ memory bandwidth for the small batches of a decode step. Two other layouts of th
 
 - "transposed": W^T stored contiguous ([in, out]), y = x @ W^T (a different BLAS path, often faster for one row);
 - "onednn": the weight prepacked once by oneDNN (torch.ops.mkldnn._reorder_linear_weight), applied with
-  torch.ops.mkldnn._linear_pointwise.
+  torch.ops.mkldnn._linear_pointwise; "onednn16" packs it for batches of 16 rows (right for any, fastest near 16);
+- "mkl1": MKL's packed GEMM for one row (torch.ops.mkl._mkl_linear; other rows run on the weight itself).
 
 At start-up ("auto") every candidate is checked against F.linear on the model's own weights (equal within float
 tolerance), then timed against it on the model's linears (a sample of each shape, scaled to all of them), once for
@@ -31,9 +32,10 @@ from minisgl.utils import init_logger
 
 logger = init_logger(__name__)
 
-SMALL_ROWS = 4  # batches of fewer rows than this use the one-row choice; the rest the batched one
+# the size classes: a batch of r rows uses class j when BOUNDS[j-1] <= r < BOUNDS[j]; each is timed at _TIMED_ROWS[j]
+BOUNDS = (4, 32)
 _MARGIN = 0.95  # a candidate must take at most this share of the default's time to be chosen
-_TIMED_ROWS = (1, 8)  # the one-row and the batched size class, as timed
+_TIMED_ROWS = (1, 16, 64)  # one row (batch-1 decode), a decode batch, a big batch (prefill and large decodes)
 _REPEATS = 2
 _MIN_AUTO_BYTES = 32 << 20  # auto on a model with fewer bytes of linear weights: the default (they sit in caches)
 _SAMPLE_BYTES = 24 << 20  # weights timed per distinct shape: enough to stream from memory, not from a cache
@@ -52,13 +54,23 @@ def _transposed(w: torch.Tensor, b: torch.Tensor | None) -> FastLinear:
     return lambda x: torch.addmm(b, x, wt) if x.dim() == 2 else torch.matmul(x, wt) + b
 
 
-def _onednn(w: torch.Tensor, b: torch.Tensor | None) -> FastLinear:
-    packed = torch.ops.mkldnn._reorder_linear_weight(w, None)  # None: packed for any batch size
-    op = torch.ops.mkldnn._linear_pointwise
-    return lambda x: op(x, packed, b, "none", [], "")
+def _onednn(hint: int | None) -> Maker:
+    def make(w: torch.Tensor, b: torch.Tensor | None) -> FastLinear:
+        packed = torch.ops.mkldnn._reorder_linear_weight(w, hint)  # a layout for batches of hint rows (None: any)
+        op = torch.ops.mkldnn._linear_pointwise
+        return lambda x: op(x, packed, b, "none", [], "")  # right for any rows; fastest near the hint
+
+    return make
 
 
-MAKERS: dict[str, Maker] = {"default": _default, "transposed": _transposed, "onednn": _onednn}
+def _mkl_one_row(w: torch.Tensor, b: torch.Tensor | None) -> FastLinear:
+    packed = torch.ops.mkl._mkl_reorder_linear_weight(w, 1)
+    op = torch.ops.mkl._mkl_linear
+    return lambda x: op(x, packed, w, b, 1)  # MKL's packed GEMM for one row; other rows run on w itself
+
+
+MAKERS: dict[str, Maker] = {"default": _default, "transposed": _transposed, "onednn": _onednn(None),
+                            "onednn16": _onednn(16), "mkl1": _mkl_one_row}
 
 
 def _real_torch() -> bool:
@@ -67,11 +79,13 @@ def _real_torch() -> bool:
 
 
 def _available(kind: str) -> bool:
-    if kind == "onednn":
-        try:
+    try:
+        if kind.startswith("onednn"):
             return bool(torch.backends.mkldnn.is_available()) and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-        except (AttributeError, RuntimeError):
-            return False
+        if kind == "mkl1":
+            return bool(torch.backends.mkl.is_available()) and hasattr(torch.ops.mkl, "_mkl_linear")
+    except (AttributeError, RuntimeError):
+        return False
     return True
 
 
@@ -91,17 +105,19 @@ def weights_of(layer: Linear | LMHead) -> tuple[torch.Tensor, torch.Tensor | Non
 
 
 class Dispatch:
-    """One kernel for small batches (fewer than SMALL_ROWS rows), another for the rest."""
+    """One kernel per size class of the batch (its rows), as BOUNDS divides them."""
 
-    def __init__(self, small: FastLinear, large: FastLinear) -> None:
-        self.small, self.large = small, large
+    def __init__(self, kernels: list[FastLinear]) -> None:
+        assert len(kernels) == len(BOUNDS) + 1
+        self.kernels = kernels
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        return (self.small if x.shape[0] < SMALL_ROWS else self.large)(x)
+        rows = x.shape[0]
+        return self.kernels[0 if rows < BOUNDS[0] else 1 if rows < BOUNDS[1] else 2](x)
 
 
 def _agrees(kernel: FastLinear, w: torch.Tensor, b: torch.Tensor | None, gen: torch.Generator) -> bool:
-    for rows in (1, 5):
+    for rows in (1, 5, 17):
         x = torch.randn(rows, w.shape[1], generator=gen, dtype=w.dtype)
         want, got = F.linear(x, w, b), kernel(x)
         tol = 1e-5 * float(want.abs().max()) + 1e-6
@@ -154,7 +170,7 @@ def _time_group(kernels: dict[int, FastLinear], group: Group, inputs: dict[int, 
 
 @dataclass
 class Choice:
-    picks: dict[Shape, tuple[str, str]]  # per shape: (kind below SMALL_ROWS rows, kind from SMALL_ROWS rows)
+    picks: dict[Shape, tuple[str, ...]]  # per shape: the kind of each size class
     seconds: dict[str, list[float]]  # per kind: a pass over all the linears, at each timed size, each shape's best
     built: Built  # the kernels made for timing, reused by install_linear_path
     groups: list[Group]
@@ -189,7 +205,7 @@ def choose(layers: list[Linear | LMHead], kinds: list[str]) -> Choice:
                     for kind in built:
                         key = (kind, g.shape, j)
                         best[key] = min(best[key], _time_group(built[kind], g, inputs))
-    picks: dict[Shape, tuple[str, str]] = {}
+    picks: dict[Shape, tuple[str, ...]] = {}
     for g in groups:
         pair = []
         for j in range(len(_TIMED_ROWS)):
@@ -197,7 +213,7 @@ def choose(layers: list[Linear | LMHead], kinds: list[str]) -> Choice:
             if pick != "default" and best[(pick, g.shape, j)] > _MARGIN * best[("default", g.shape, j)]:
                 pick = "default"  # not clearly faster: the noise of one measurement is not a reason to switch
             pair.append(pick)
-        picks[g.shape] = (pair[0], pair[1])
+        picks[g.shape] = tuple(pair)
     seconds = {kind: [sum(best[(kind, g.shape, j)] for g in groups) for j in range(len(_TIMED_ROWS))]
                for kind in built}
     return Choice(picks, seconds, built, groups)
@@ -220,7 +236,7 @@ def install_linear_path(model: BaseOP, backend: str, device: torch.device, dtype
     if backend != "auto":
         if not _available(backend):
             raise ValueError(f"linear_backend {backend!r} is not available in this PyTorch build")
-        choice = Choice({g.shape: (backend, backend) for g in groups}, {}, {}, groups)
+        choice = Choice({g.shape: (backend,) * len(_TIMED_ROWS) for g in groups}, {}, {}, groups)
         logger.info(f"linear path {backend!r} (asked for)")
     elif sum(w.numel() * w.element_size() for w, _ in map(weights_of, layers)) < _MIN_AUTO_BYTES:
         logger.info("linear path: default (the model's linear weights are too small for the choice to matter)")
@@ -230,28 +246,30 @@ def install_linear_path(model: BaseOP, backend: str, device: torch.device, dtype
         choice = choose(layers, [k for k in MAKERS if _available(k)])
         rows = "/".join(map(str, _TIMED_ROWS))
         times = "; ".join(f"{k} " + "/".join(f"{t * 1e3:.2f}" for t in v) for k, v in choice.seconds.items())
-        logger.info(f"linear path: {describe(choice.picks)} (kinds below/from {SMALL_ROWS} rows; ms per pass over "
-                    f"the model's linears at {rows} rows: {times}; chosen in {time.perf_counter() - t0:.2f} s)")
+        logger.info(f"linear path: {describe(choice.picks)} (rows < {BOUNDS[0]} / < {BOUNDS[1]} / more; ms per pass "
+                    f"over the model's linears at {rows} rows: {times}; chosen in {time.perf_counter() - t0:.2f} s)")
     used = {kind for pair in choice.picks.values() for kind in pair}
     for kind in set(choice.built) - used:
         del choice.built[kind]  # the copies of the weights no choice uses are freed
     for g in choice.groups:
-        small, large = choice.picks[g.shape]
-        if small == large == "default":
+        kinds = choice.picks[g.shape]
+        if set(kinds) == {"default"}:
             continue
         for i in g.members:
             w, b = weights_of(layers[i])
-            pair = [choice.built[k][i] if i in choice.built.get(k, {}) else MAKERS[k](w, b) for k in (small, large)]
-            kernel = pair[0] if small == large else Dispatch(pair[0], pair[1])
+            made = {k: choice.built[k][i] if i in choice.built.get(k, {}) else MAKERS[k](w, b) for k in set(kinds)}
+            kernel = made[kinds[0]] if len(made) == 1 else Dispatch([made[k] for k in kinds])
             layers[i]._fast = PreparedLinear(w, b, kernel)
     return describe(choice.picks)
 
 
-def describe(picks: dict[Shape, tuple[str, str]]) -> str:
-    """'onednn' when one kind serves everything, 'transposed+onednn' (below/from SMALL_ROWS rows) when every shape
-    chose alike, else each shape's pair."""
-    pairs = set(picks.values())
-    if len(pairs) == 1:
-        small, large = pairs.pop()
-        return small if small == large else f"{small}+{large}"
-    return ", ".join(f"{o}x{i}{'+b' if b else ''} {small}+{large}" for (o, i, b), (small, large) in picks.items())
+def describe(picks: dict[Shape, tuple[str, ...]]) -> str:
+    """'onednn' when one kind serves everything; 'transposed/onednn/default' (a kind per size class) when every
+    shape chose alike; else each shape's."""
+
+    def one(kinds: tuple[str, ...]) -> str:
+        return kinds[0] if len(set(kinds)) == 1 else "/".join(kinds)
+
+    if len(set(picks.values())) == 1:
+        return one(next(iter(picks.values())))
+    return ", ".join(f"{o}x{i}{'+b' if b else ''} {one(kinds)}" for (o, i, b), kinds in picks.items())
