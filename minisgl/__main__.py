@@ -24,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     g.add_argument("--attention-backend", default=None)
     g.add_argument("--cuda-graph-max-bs", type=int, default=None)
+    g.add_argument("--linear-backend", default="auto",
+                   choices=["auto", "default", "transposed", "onednn", "onednn16", "mkl1"],
+                   help="the CPU's linear kernels (default auto: measured at start-up against F.linear)")
     g.add_argument("--ids", action="store_true", help="also print the token ids")
     return ap
 
@@ -49,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         llm = LLM(model, dtype=getattr(torch, _DTYPES[args.dtype]), device=args.device,
                   attention_backend=args.attention_backend, cuda_graph_max_bs=args.cuda_graph_max_bs,
+                  linear_backend=args.linear_backend,
                   max_seq_len_override=2048, max_running_req=max(8, len(args.prompts)))
         params = SamplingParams(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                                 max_tokens=args.max_tokens, seed=args.seed)

@@ -108,21 +108,48 @@ class TorchAttnBackend(BaseAttnBackend):
         self.capture, self.capture_bs = None, []
 
 
+@dataclass
+class DecodeInputs:
+    """What every layer of one decode forward shares, made once at its first layer (layer 0)."""
+
+    out_loc: torch.Tensor  # [B] int64: the KV slot each request writes
+    slots: torch.Tensor  # [B * W] int64: the page table's window, flattened for index_select
+    mask: torch.Tensor  # [B, 1, 1, W] in the KV dtype: 0 where a key is valid (position < seq_len), -inf past it
+
+
 class TorchStaticAttnBackend(TorchAttnBackend):
     """The reference prefill, plus a decode with no host sync and static shapes (a key window as wide as the page
     table given): this one CUDA graphs can capture with nothing but PyTorch. It is also the faster decode on a CPU."""
 
     supports_cuda_graph = True
 
+    def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int, page_table: torch.Tensor,
+                 device: torch.device) -> None:
+        super().__init__(num_heads, num_kv_heads, head_dim, page_table, device)
+        self._decode: DecodeInputs | None = None
+
+    def _decode_inputs(self, batch: Batch, meta: TorchAttnMetadata, dtype: torch.dtype) -> DecodeInputs:
+        # every decode forward starts at layer 0 and reads its batch's buffers afresh there (graph replays too)
+        from minisgl.attention.utils import decode_mask
+
+        b, w = meta.page_table.shape
+        return DecodeInputs(out_loc=batch.out_loc.long(), slots=meta.page_table.reshape(b * w).long(),
+                            mask=decode_mask(meta.cache_seqlens, w, dtype))
+
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layer_id: int, batch: Batch) -> torch.Tensor:
         if not batch.is_decode:
             return super().forward(q, k, v, layer_id, batch)
-        from minisgl.attention.utils import attend_decode_padded
+        from minisgl.attention.utils import attend_decode_masked
 
         kv = get_global_ctx().kv_cache
-        kv.store_kv(k, v, batch.out_loc, layer_id)
         meta = batch.attn_metadata
         assert isinstance(meta, TorchAttnMetadata)
-        slots = meta.page_table.long()  # [B, W]
-        return attend_decode_padded(q, kv.k_cache(layer_id)[slots], kv.v_cache(layer_id)[slots],
-                                    meta.cache_seqlens, self.scale)
+        if layer_id == 0 or self._decode is None:
+            self._decode = self._decode_inputs(batch, meta, kv.k_cache(layer_id).dtype)
+        d = self._decode
+        kv.store_kv(k, v, d.out_loc, layer_id)
+        b, w = meta.page_table.shape
+        k_cache, v_cache = kv.k_cache(layer_id), kv.v_cache(layer_id)
+        keys = k_cache.index_select(0, d.slots).view(b, w, *k_cache.shape[1:])  # the paged gather, one kernel
+        values = v_cache.index_select(0, d.slots).view(b, w, *v_cache.shape[1:])
+        return attend_decode_masked(q, keys, values, d.mask, self.scale)

@@ -31,3 +31,21 @@ def attend_decode_padded(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, seq_
     out = F.scaled_dot_product_attention(q[:, :, None, :], k.transpose(1, 2), v.transpose(1, 2),
                                          attn_mask=valid[:, None, None, :], scale=scale, enable_gqa=True)
     return out.reshape(b, hq, d)
+
+
+def decode_mask(seq_lens: torch.Tensor, width: int, dtype: torch.dtype) -> torch.Tensor:
+    """[B, 1, 1, W] additive mask of a padded key window: 0 for keys at positions < seq_len, -inf past it (what
+    scaled_dot_product_attention makes of attend_decode_padded's boolean mask, made once for all layers)."""
+    valid = torch.arange(width, device=seq_lens.device)[None, :] < seq_lens[:, None].to(torch.int64)
+    mask = torch.zeros(valid.shape, dtype=dtype, device=seq_lens.device).masked_fill_(~valid, float("-inf"))
+    return mask[:, None, None, :]
+
+
+def attend_decode_masked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor,
+                         scale: float) -> torch.Tensor:
+    """attend_decode_padded with its mask made beforehand by decode_mask (in q's dtype). q [B, Hq, D];
+    k/v [B, W, Hkv, D]."""
+    b, hq, d = q.shape
+    out = F.scaled_dot_product_attention(q.unsqueeze(2), k.transpose(1, 2), v.transpose(1, 2),
+                                         attn_mask=mask, scale=scale, enable_gqa=True)
+    return out.reshape(b, hq, d)

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import torch
 
+LINEAR_BACKENDS = ("auto", "default", "transposed", "onednn", "onednn16", "mkl1")  # see minisgl.engine.linear_path
+
 
 @dataclass
 class EngineConfig:
@@ -22,6 +24,7 @@ class EngineConfig:
     chunked_prefill_size: int = 4096  # token budget of one prefill batch; longer prompts are chunked
     memory_ratio: float = 0.8  # share of free device memory for the KV pool (CUDA)
     cpu_kv_bytes: int = 2 << 30  # KV pool budget on a CPU
+    linear_backend: str = "auto"  # auto: measured at start-up; or one of LINEAR_BACKENDS for all (CPU, float32)
 
     def validate(self) -> None:
         if self.page_size < 1:
@@ -34,5 +37,7 @@ class EngineConfig:
             raise ValueError(f"num_page_override must be >= 1, got {self.num_page_override}")
         if self.max_seq_len_override is not None and self.max_seq_len_override < 2:
             raise ValueError(f"max_seq_len_override must be >= 2, got {self.max_seq_len_override}")
+        if self.linear_backend not in LINEAR_BACKENDS:
+            raise ValueError(f"linear_backend must be one of {', '.join(LINEAR_BACKENDS)}, got {self.linear_backend!r}")
         if self.dtype not in (torch.float32, torch.bfloat16, torch.float16):
             raise ValueError(f"dtype must be float32, bfloat16 or float16, got {self.dtype}")

@@ -11,6 +11,7 @@ from minisgl.attention import ATTENTION_BACKENDS, default_backend
 from minisgl.core import Batch, Context, Req, SamplingParams, set_global_ctx
 from minisgl.engine.config import EngineConfig
 from minisgl.engine.graph import GraphRunner
+from minisgl.engine.linear_path import install_linear_path
 from minisgl.engine.sample import Sampler
 from minisgl.kvcache import PREFIX_CACHES, KVCachePool
 from minisgl.models import ModelConfig, create_model
@@ -58,6 +59,8 @@ class Engine:
         self.max_running_req = config.max_running_req
 
         self.model = create_model(config.model_path, mc, self.dtype, self.device)
+        # after the weights are loaded (the fast copies are made from them), before anything runs the model
+        self.linear_path = install_linear_path(self.model, config.linear_backend, self.device, self.dtype)
         self.num_pages = config.num_page_override or self._auto_num_pages()
         self.kv_cache = KVCachePool(mc.num_layers, self.num_pages, p, mc.num_kv_heads, mc.head_dim,
                                     self.dtype, self.device)

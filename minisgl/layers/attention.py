@@ -22,10 +22,10 @@ class AttentionLayer(BaseOP):
     def forward(self, qkv: torch.Tensor, cos_sin: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         ctx = get_global_ctx()
         batch = ctx.batch
-        hq, hkv, d = self._num_heads * self._head_dim, self._num_kv_heads * self._head_dim, self._head_dim
-        q = qkv[:, :hq].reshape(-1, self._num_heads, d)
-        k = qkv[:, hq : hq + hkv].reshape(-1, self._num_kv_heads, d)
-        v = qkv[:, hq + hkv :].reshape(-1, self._num_kv_heads, d)
+        nq, nkv, d = self._num_heads, self._num_kv_heads, self._head_dim
+        hq = nq * d
+        heads = qkv.view(qkv.shape[0], nq + 2 * nkv, d)  # one view, then three slices of heads (no reshapes)
+        q, k, v = heads[:, :nq], heads[:, nq : nq + nkv], heads[:, nq + nkv :]
         if hasattr(self, "q_norm"):
             q, k = self.q_norm.forward(q), self.k_norm.forward(k)
         q, k = self._rotary.forward(cos_sin, q, k)

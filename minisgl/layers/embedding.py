@@ -5,6 +5,7 @@ import torch.nn.functional as F
 
 from minisgl.core import get_global_ctx
 from minisgl.layers.base import BaseOP
+from minisgl.layers.linear import PreparedLinear
 
 
 class VocabEmbedding(BaseOP):
@@ -21,6 +22,7 @@ class LMHead(BaseOP):
     def __init__(self, vocab_size: int, dim: int, dtype: torch.dtype, device: torch.device,
                  tied: VocabEmbedding | None = None):
         self._tied = tied
+        self._fast: PreparedLinear | None = None  # set by the engine's linear path, as for Linear
         if tied is None:
             self.weight = torch.empty(vocab_size, dim, dtype=dtype, device=device)
 
@@ -32,4 +34,7 @@ class LMHead(BaseOP):
         batch = get_global_ctx().batch
         if batch.is_prefill:  # only the last token of each request is sampled
             x = x[batch.attn_metadata.get_last_indices(batch.padded_size)]
-        return F.linear(x, self._weight).float()
+        w, fast = self._weight, self._fast
+        if fast is not None and fast.fresh(w, None):
+            return fast.kernel(x).float()
+        return F.linear(x, w).float()

@@ -20,12 +20,13 @@ class LLM:
                  num_page_override: int | None = None, max_seq_len_override: int | None = None, page_size: int = 1,
                  cache_type: str = "radix", attention_backend: str | None = None,
                  cuda_graph_max_bs: int | None = None, cuda_graph_bs: list[int] | None = None,
-                 chunked_prefill_size: int = 4096, device: str | torch.device | None = None) -> None:
+                 chunked_prefill_size: int = 4096, device: str | torch.device | None = None,
+                 linear_backend: str = "auto") -> None:
         config = EngineConfig(
             model_path=model_path, dtype=dtype, device=device, max_running_req=max_running_req,
             num_page_override=num_page_override, max_seq_len_override=max_seq_len_override, page_size=page_size,
             cache_type=cache_type, attention_backend=attention_backend, cuda_graph_max_bs=cuda_graph_max_bs,
-            cuda_graph_bs=cuda_graph_bs, chunked_prefill_size=chunked_prefill_size,
+            cuda_graph_bs=cuda_graph_bs, chunked_prefill_size=chunked_prefill_size, linear_backend=linear_backend,
         )
         self.model_path = Path(model_path)
         self.engine = Engine(config)
