@@ -2,9 +2,10 @@
 
     python benchmarks/judge_time.py [--baseline COMMIT] [--rounds 7] [--exercise graph-capture-loop]
 
-The baseline is an earlier commit of this repository (default: d291150, the judge before the trust
-model), checked out into a temporary git worktree. Each round runs, one after the other, the wall time
-of `practice/judge.py test EXERCISE REFERENCE`:
+The baseline is an earlier commit of this repository (default: 3020191, the judge before its warm
+children; d291150, the judge before the trust model, can no longer judge with today's judge.testing),
+checked out into a temporary git worktree. Each round runs, one after the other, the wall time of
+`practice/judge.py test EXERCISE REFERENCE`:
 
 - baseline: the baseline's judge on the baseline's exercise;
 - local: this judge on the *same* exercise folder as the baseline (the judge's own cost, like for like);
@@ -40,7 +41,7 @@ def wall(cmd: list[str], cwd: Path) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--baseline", default="d291150", help="the commit to compare with")
+    ap.add_argument("--baseline", default="3020191", help="the commit to compare with")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--exercise", default="graph-capture-loop")
     args = ap.parse_args()
