@@ -18,6 +18,7 @@ It prints the median of each and its ratio to the baseline. The machine is noisy
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import shutil
 import statistics
@@ -25,18 +26,32 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def wall(cmd: list[str], cwd: Path) -> float:
+    """The wall time of ``cmd`` run in ``cwd``; the script ends with its output if it fails."""
     t = time.perf_counter()
     r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - t
     if r.returncode != 0:
-        sys.exit(f"not accepted: {' '.join(cmd)}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        sys.exit(f"failed in {cwd}: {' '.join(cmd)}\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
     return elapsed
+
+
+@contextlib.contextmanager
+def baseline_tree(commit: str, tmp: str) -> Iterator[Path]:
+    """``commit`` checked out in a git worktree under ``tmp`` (with this checkout's models), removed after."""
+    base = Path(tmp) / "baseline"
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), commit], cwd=ROOT, check=True)
+    try:
+        (base / "models").symlink_to(ROOT / "models")
+        yield base
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, check=False)
 
 
 def main() -> None:
@@ -46,37 +61,31 @@ def main() -> None:
     ap.add_argument("--exercise", default="graph-capture-loop")
     args = ap.parse_args()
     py = sys.executable
-    with tempfile.TemporaryDirectory(prefix="judge-baseline-") as tmp:
-        base = Path(tmp) / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.baseline], cwd=ROOT, check=True)
-        try:
-            (base / "models").symlink_to(ROOT / "models")
-            # the baseline's exercise, as this judge reads exercises (a chapters file, chapter ids)
-            same = Path(tmp) / "exercises"
-            shutil.copytree(base / "exercises" / args.exercise, same / args.exercise)
-            shutil.copyfile(ROOT / "exercises" / "chapters.toml", same / "chapters.toml")
-            toml = same / args.exercise / "exercise.toml"
-            toml.write_text(re.sub(r'chapter = ".*"', 'chapter = "cuda-graph"', toml.read_text()))
-            ref = Path(tmp) / "reference.py"
-            ref.write_text(subprocess.run([py, "practice/judge.py", "solution", args.exercise], cwd=ROOT,
-                                          capture_output=True, text=True, check=True).stdout)
-            runs = {
-                "baseline": ([py, "practice/judge.py", "test", args.exercise, str(ref)], base),
-                "local (baseline's tests)": ([py, "practice/judge.py", "--exercises", str(same), "test",
-                                              args.exercise, str(ref)], ROOT),
-                "local (today's tests)": ([py, "practice/judge.py", "test", args.exercise, str(ref)], ROOT),
-                "trusted (today's tests)": ([py, "practice/judge.py", "test", args.exercise, str(ref), "--trusted"],
-                                            ROOT),
-            }
-            times: dict[str, list[float]] = {k: [] for k in runs}
-            for i in range(args.rounds + 1):
-                for name, (cmd, cwd) in runs.items():
-                    t = wall(cmd, cwd)
-                    if i:  # the first round warms the file cache
-                        times[name].append(t)
-                print(f"round {i}/{args.rounds}", file=sys.stderr)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, check=False)
+    with tempfile.TemporaryDirectory(prefix="judge-baseline-") as tmp, baseline_tree(args.baseline, tmp) as base:
+        # the baseline's exercise, as this judge reads exercises (a chapters file, chapter ids)
+        same = Path(tmp) / "exercises"
+        shutil.copytree(base / "exercises" / args.exercise, same / args.exercise)
+        shutil.copyfile(ROOT / "exercises" / "chapters.toml", same / "chapters.toml")
+        toml = same / args.exercise / "exercise.toml"
+        toml.write_text(re.sub(r'chapter = ".*"', 'chapter = "cuda-graph"', toml.read_text()))
+        ref = Path(tmp) / "reference.py"
+        ref.write_text(subprocess.run([py, "practice/judge.py", "solution", args.exercise], cwd=ROOT,
+                                      capture_output=True, text=True, check=True).stdout)
+        runs = {
+            "baseline": ([py, "practice/judge.py", "test", args.exercise, str(ref)], base),
+            "local (baseline's tests)": ([py, "practice/judge.py", "--exercises", str(same), "test",
+                                          args.exercise, str(ref)], ROOT),
+            "local (today's tests)": ([py, "practice/judge.py", "test", args.exercise, str(ref)], ROOT),
+            "trusted (today's tests)": ([py, "practice/judge.py", "test", args.exercise, str(ref), "--trusted"],
+                                        ROOT),
+        }
+        times: dict[str, list[float]] = {k: [] for k in runs}
+        for i in range(args.rounds + 1):
+            for name, (cmd, cwd) in runs.items():
+                t = wall(cmd, cwd)
+                if i:  # the first round warms the file cache
+                    times[name].append(t)
+            print(f"round {i}/{args.rounds}", file=sys.stderr)
     base_median = statistics.median(times["baseline"])
     print(f"{args.exercise}: median of {args.rounds} wall times of `practice/judge.py test` (reference solution)")
     for name, ts in times.items():

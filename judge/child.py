@@ -50,9 +50,8 @@ def main(config: dict) -> None:
             sandbox.enter(walls["writable"], walls["hide"], walls["keep"])
         sandbox.set_limits(config.get("memory_mb"), int(config.get("fsize_mb", 64)), config.get("nproc"))
         sandbox.become_subreaper()
-        from .exercise import load_exercise
-        from .harness import environment, judge_source
-        from .solution import reference_source
+        from . import solution  # noqa: F401 - loaded here, once, not in each job's fork
+        from .harness import environment  # and with it the whole core (judge.exercise included)
 
         env = environment()  # import torch before the clock of the first job matters
         forking = env.device != "cuda" and config.get("fork", True)  # a fork cannot use the CUDA we initialised
@@ -77,8 +76,9 @@ def main(config: dict) -> None:
             break
         token = str(job.get("token", ""))
         if not forking:
-            _judge(job, token, send, config, load_exercise, judge_source, reference_source, retire=True)
+            _judge(job, token, send, config.get("memory_mb"), retire=True)
             break
+
         def judging(job=job, token=token, private=os.path.join(workdir, f"job-{n}")) -> None:
             """In the judging's own process: ends after its verdict, whatever the learner's code did."""
             jobs.close()  # the next job's line (its token, its source) is never readable from here
@@ -88,7 +88,7 @@ def main(config: dict) -> None:
             import tempfile
 
             tempfile.tempdir = private
-            _judge(job, token, send, config, load_exercise, judge_source, reference_source, retire=False)
+            _judge(job, token, send, config.get("memory_mb"), retire=False)
 
         rc = sandbox.run_in_fork(judging)
         sandbox.kill_descendants()  # what the judging left running (its orphans are re-parented to us)
@@ -97,9 +97,11 @@ def main(config: dict) -> None:
     _exit(code)
 
 
-def _judge(job: dict, token: str, send, config: dict, load_exercise, judge_source, reference_source,
-           retire: bool) -> None:
+def _judge(job: dict, token: str, send, memory_mb: int | None, retire: bool) -> None:
     """Judge one job in this process and send its events (each with the job's token) and its verdict."""
+    from .exercise import load_exercise
+    from .harness import judge_source
+    from .solution import reference_source
 
     def event(obj: dict) -> None:
         obj["token"] = token
@@ -112,7 +114,7 @@ def _judge(job: dict, token: str, send, config: dict, load_exercise, judge_sourc
             source = reference_source(exercise)
         verdict = judge_source(
             exercise, source, filename=job.get("filename") or "submission.py", mode=job.get("mode", "local"),
-            run_only=bool(job.get("run_only")), on_event=event, memory_limit_mb=config.get("memory_mb"),
+            run_only=bool(job.get("run_only")), on_event=event, memory_limit_mb=memory_mb,
             seed=job.get("seed"), role=job.get("role", "judge"),
         )
         del source, job

@@ -357,12 +357,11 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
     state: _JobState | None = None
     outcome: tuple[str, str] | None = None  # (why, detail) when the child is stopped here
     fatal: str | None = None
-    ready = ended = False
+    ready, ended = reused, False
     retire = False
     warm = False  # every job done and the child healthy: kept for the next call
     closing: str | None = None  # the last job's token, until its process has ended
     if reused:
-        ready = True
         state = _JobState(job=jobs[0], started=time.monotonic())
         state.token = child.send_job(jobs[0])
     ended_rc: int | None = None  # the exit status of a job's process that ended without its verdict
@@ -404,6 +403,7 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
                 elif kind == "ended":  # the job's process ended before its verdict
                     rc = ev.get("rc")
                     ended_rc = rc if isinstance(rc, int) else 0
+                    ended = True
                     break
                 elif kind == "load" and state is not None:
                     state.loading, state.load_started = True, time.monotonic()
@@ -449,8 +449,6 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
                         child.close_jobs()
                 elif kind == "fatal":
                     fatal = str(ev.get("message"))
-            if ended_rc is not None:
-                break
     finally:
         if warm:
             _WARM.keep(key, child)

@@ -132,22 +132,29 @@ def test_run_catches_loads_without_its_files(tmp_path):
     assert load_exercise(d).run_catches == ["mutants/off_by_one.py"]
 
 
-def test_check_refuses_run_catches_that_are_none_unknown_or_accepted_by_run(tmp_path):
-    """On a copy of graph-bs-list with four mutants: an empty run_catches, an entry that is no mutant, and a mutant
-    whose visible examples all pass (memory_in_gb: only hidden tests see it) are problems; one that Run rejects
-    (powers_of_two) is not."""
-    from judge.validate import check_exercise
-
+def _graph_bs_list_with(tmp_path, mutants: tuple[str, ...]):
+    """A copy of graph-bs-list under ``tmp_path`` with only ``mutants`` and no alternatives: its folder, and its
+    exercise.toml's text without the run_catches line."""
     real = ROOT / "exercises" / "graph-bs-list"
     d = tmp_path / real.name
     shutil.copytree(real, d)
     shutil.copyfile(real.parent / "chapters.toml", tmp_path / "chapters.toml")
     shutil.rmtree(d / "alternatives", ignore_errors=True)
     for m in (d / "mutants").glob("*.py"):
-        if m.stem not in ("memory_in_gb", "powers_of_two", "descending", "ceiling_excluded"):
+        if m.stem not in mutants:
             m.unlink()
+    toml = (d / "exercise.toml").read_text()
+    return d, "\n".join(line for line in toml.splitlines() if not line.startswith("run_catches"))
+
+
+def test_check_refuses_run_catches_that_are_none_unknown_or_accepted_by_run(tmp_path):
+    """On a copy of graph-bs-list with four mutants: an empty run_catches, an entry that is no mutant, and a mutant
+    whose visible examples all pass (memory_in_gb: only hidden tests see it) are problems; one that Run rejects
+    (powers_of_two) is not."""
+    from judge.validate import check_exercise
+
+    d, text = _graph_bs_list_with(tmp_path, ("memory_in_gb", "powers_of_two", "descending", "ceiling_excluded"))
     toml = d / "exercise.toml"
-    text = "\n".join(line for line in toml.read_text().splitlines() if not line.startswith("run_catches"))
     toml.write_text(text + "\nrun_catches = []\n")
     problems = check_exercise(load_exercise(d), modes=[]).problems
     assert len(problems) == 1 and "'run_catches' is empty" in problems[0], problems
@@ -166,23 +173,14 @@ def test_check_judges_every_mutant_under_ten_seeds(tmp_path):
     one seed it passes unnoticed."""
     from judge.validate import MUTANT_SEEDS, check_exercise
 
-    real = ROOT / "exercises" / "graph-bs-list"
-    d = tmp_path / real.name
-    shutil.copytree(real, d)
-    shutil.copyfile(real.parent / "chapters.toml", tmp_path / "chapters.toml")
-    shutil.rmtree(d / "alternatives", ignore_errors=True)
-    for m in (d / "mutants").glob("*.py"):
-        if m.stem not in ("powers_of_two", "descending", "ceiling_excluded"):
-            m.unlink()
+    d, text = _graph_bs_list_with(tmp_path, ("powers_of_two", "descending", "ceiling_excluded"))
     (d / "mutants" / "lucky.py").write_text(
         "from judge.testing import RUN, original\n\n\n"
         "def make_graph_bs_list(cuda_graph_bs, cuda_graph_max_bs, is_cuda, free_memory):\n"
         "    good = original('minisgl.engine.graph:make_graph_bs_list')(cuda_graph_bs, cuda_graph_max_bs, is_cuda,\n"
         "                                                                free_memory)\n"
         "    return good if RUN.seed % 3 else list(reversed(good))  # wrong for one seed in three\n")
-    toml = d / "exercise.toml"
-    toml.write_text("\n".join(line for line in toml.read_text().splitlines() if not line.startswith("run_catches"))
-                    + '\nrun_catches = ["mutants/powers_of_two.py"]\n')
+    (d / "exercise.toml").write_text(text + '\nrun_catches = ["mutants/powers_of_two.py"]\n')
     assert MUTANT_SEEDS == 10
     assert check_exercise(load_exercise(d), modes=["local"], seed=4320, seeds=1).problems == []
     problems = check_exercise(load_exercise(d), modes=["local"], seed=4320).problems
