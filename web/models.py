@@ -12,7 +12,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from .db import utcnow
@@ -34,6 +34,7 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(String(256))  # None: no password login yet
     is_staff: Mapped[bool] = mapped_column(Boolean, default=False)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    group_name: Mapped[str] = mapped_column(String(64), default="", server_default="")  # a course's section
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
@@ -188,3 +189,101 @@ class EventStream(Base):
     submission_id: Mapped[int] = mapped_column(Integer)
     opened_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     seen_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+# ---- running a course: assignments, extensions, what each submission was for, saved code, similarity ----
+
+ON_TIME, LATE, AFTER = "on_time", "late", "after"  # a submission against an assignment's dates
+TIMINGS = (ON_TIME, LATE, AFTER)
+
+
+class Assignment(Base):
+    """A named set of exercises with an opening time, a due time and an optional late window (``late_until``,
+    after ``due_at``). Times are naive UTC, like every time in this schema."""
+
+    __tablename__ = "assignments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    opens_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    due_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    late_until: Mapped[dt.datetime | None] = mapped_column(DateTime)  # None: no late window
+    created_by: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+    items: Mapped[list[AssignmentItem]] = relationship(order_by="AssignmentItem.position", cascade="all, delete-orphan",
+                                                       lazy="selectin")
+
+    @property
+    def exercises(self) -> list[str]:
+        return [i.exercise for i in self.items]
+
+
+class AssignmentItem(Base):
+    """One exercise of an assignment, in the order staff listed them."""
+
+    __tablename__ = "assignment_items"
+
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"), primary_key=True)
+    exercise: Mapped[str] = mapped_column(String(128), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Extension(Base):
+    """A learner's own due time for one assignment; the late window, if the assignment has one, moves with it."""
+
+    __tablename__ = "extensions"
+
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    due_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    granted_by: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class SubmissionTiming(Base):
+    """What a (graded, not run-only) submission was against each assignment that held its exercise when it
+    came: ``on_time``, ``late`` (in the late window) or ``after``; recorded once, when it is made."""
+
+    __tablename__ = "submission_timings"
+    __table_args__ = (Index("ix_submission_timings_assignment", "assignment_id"),)
+
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), primary_key=True)
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"), primary_key=True)
+    timing: Mapped[str] = mapped_column(String(16))  # one of TIMINGS
+
+
+class Workspace(Base):
+    """A learner's code for one exercise, saved to the server to open on another machine."""
+
+    __tablename__ = "workspaces"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    exercise: Mapped[str] = mapped_column(String(128), primary_key=True)
+    code: Mapped[str] = mapped_column(Text)
+    saved_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class SimilarityPair(Base):
+    """Two accepted submissions of one exercise by different learners that are much alike, or one that is much
+    like the reference (``other_id`` None). ``score`` in [0, 1]; computed in the background (web/similarity.py)."""
+
+    __tablename__ = "similarity_pairs"
+    __table_args__ = (Index("ix_similarity_pairs_exercise_score", "exercise", "score"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    exercise: Mapped[str] = mapped_column(String(128))
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    other_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    score: Mapped[float] = mapped_column(Float)
+    computed_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class SimilarityMark(Base):
+    """An accepted submission the similarity worker has compared with the others (once per submission)."""
+
+    __tablename__ = "similarity_marks"
+
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), primary_key=True)
+    computed_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)

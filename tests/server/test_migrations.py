@@ -13,7 +13,8 @@ from web import db as dbm
 from web.models import Base
 
 TABLES = {"users", "api_tokens", "invites", "runners", "submissions", "settings", "sessions", "login_failures",
-          "event_streams", "alembic_version"}
+          "event_streams", "assignments", "assignment_items", "extensions", "submission_timings", "workspaces",
+          "similarity_pairs", "similarity_marks", "alembic_version"}
 
 
 def _empty_url(backend, request, tmp_path) -> str:
