@@ -1,4 +1,4 @@
-"""Admin commands: ``flask --app web db|users|runners|queue ...``.
+"""Admin commands: ``flask --app web db|users|runners|queue|similarity ...``.
 
 Tokens and links are printed once and stored hashed: copy them when they are shown.
 """
@@ -22,6 +22,7 @@ db_cli = AppGroup("db", help="The database schema (Alembic migrations).")
 users_cli = AppGroup("users", help="Learner and staff accounts, invitations, API tokens.")
 runners_cli = AppGroup("runners", help="GPU runners and their tokens.")
 queue_cli = AppGroup("queue", help="The submissions queue.")
+similarity_cli = AppGroup("similarity", help="Similarity reports between accepted submissions.")
 
 
 def _base_url() -> str:
@@ -234,6 +235,21 @@ def queue_reap():
     click.echo(f"requeued {requeued}, ended as internal_error {failed}")
 
 
+# --- similarity -----------------------------------------------------------------------------------------------
+
+
+@similarity_cli.command("run")
+@click.option("--limit", default=1000, show_default=True, help="At most this many new submissions.")
+def similarity_run(limit: int):
+    """Compare the new accepted submissions now (the site does it every SIMILARITY_SECONDS by itself)."""
+    from .similarity import counts, process_pending
+
+    grading = get_grading()
+    done = process_pending(grading.db, current_app.extensions["minisgl.catalog"].get(), limit)
+    marked, waiting = counts(grading.db)
+    click.echo(f"compared {done} new accepted submissions; {marked} compared in all, {waiting} waiting")
+
+
 def register_commands(app: Flask) -> None:
-    for group in (db_cli, users_cli, runners_cli, queue_cli):
+    for group in (db_cli, users_cli, runners_cli, queue_cli, similarity_cli):
         app.cli.add_command(group)

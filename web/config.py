@@ -34,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "STREAM_RECHECK_SECONDS": 5,  # how often a live stream re-checks its credential (ends when it is gone)
     "CLAIM_WAIT_MAX_SECONDS": 20,  # the longest long-poll a runner may ask for
     "REAPER_SECONDS": 5,  # how often each site process returns expired leases (0: never; the claim does too)
+    "SIMILARITY_SECONDS": 5,  # how often each site process compares new accepted submissions (0: never)
     "POLL_SECONDS": 0.5,  # SQLite: how often each process looks for changes made by others
     # accounts (web/auth.py): the session cookie is sent over HTTPS only, except by the embedded default
     # (python -m web, plain http on 127.0.0.1), which turns it off; false to try a deployment over plain http

@@ -1,4 +1,4 @@
-"""The grading server inside the site: the database, the queue, its change hub and the reaper.
+"""The grading server inside the site: the database, the queue, its change hub, the reaper, the similarity worker.
 
 ``init_grading(app)`` (called by ``create_app``) opens the database named by ``DATABASE_URL`` (the
 environment variable, or ``MINISGL_PRACTICE_DATABASE_URL``; default: SQLite in the instance folder),
@@ -42,6 +42,7 @@ class Grading:
     slots: Slots
     schema_ok: bool = False
     _reaper: threading.Thread | None = field(default=None, repr=False)
+    _similarity: threading.Thread | None = field(default=None, repr=False)
 
     def check_schema(self) -> None:
         if not self.schema_ok:
@@ -66,6 +67,25 @@ class Grading:
 
         self._reaper = threading.Thread(target=loop, name="queue-reaper", daemon=True)
         self._reaper.start()
+
+    def start_similarity(self, interval: float, catalogs) -> None:
+        """The similarity worker: every ``interval`` s, compare the new accepted submissions (web/similarity.py)
+        against the exercises of ``catalogs`` (the app's CatalogCache)."""
+        if interval <= 0 or self._similarity is not None:
+            return
+        from .similarity import process_pending
+
+        def loop():
+            stop = threading.Event()
+            while not stop.wait(interval):
+                try:
+                    while process_pending(self.db, catalogs.get(), limit=20) == 20:
+                        pass  # a backlog: the next twenty at once
+                except Exception as e:  # noqa: BLE001 - the database may be away; try again next time
+                    log.debug("similarity: %s", e)
+
+        self._similarity = threading.Thread(target=loop, name="similarity", daemon=True)
+        self._similarity.start()
 
 
 def database_url(app: Flask) -> str:
@@ -107,6 +127,7 @@ def init_grading(app: Flask) -> Grading:
     @app.before_request
     def _start_background():
         grading.start_reaper(float(app.config["REAPER_SECONDS"]))
+        grading.start_similarity(float(app.config["SIMILARITY_SECONDS"]), app.extensions["minisgl.catalog"])
 
     return grading
 

@@ -52,7 +52,7 @@ def app(db_url, tmp_path):
     from web import create_app
 
     app = create_app({"DATABASE_URL": db_url, "TESTING": True, "SECRET_KEY": "test", "REAPER_SECONDS": 0,
-                      "SSE_HEARTBEAT_SECONDS": 1, "POLL_SECONDS": 0.1,
+                      "SIMILARITY_SECONDS": 0, "SSE_HEARTBEAT_SECONDS": 1, "POLL_SECONDS": 0.1,
                       "SESSION_COOKIE_SECURE": False})  # plain http (the default is Secure)
     app.instance_path = str(tmp_path / "instance")
     yield app

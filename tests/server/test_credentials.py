@@ -285,7 +285,7 @@ def test_behind_a_trusted_proxy_the_forwarded_address_is_counted_and_otherwise_i
 
     def site(proxies: int):
         return create_app({"DATABASE_URL": db_url, "TESTING": True, "SECRET_KEY": "t", "REAPER_SECONDS": 0,
-                           "SESSION_COOKIE_SECURE": False, "TRUSTED_PROXIES": proxies,
+                           "SIMILARITY_SECONDS": 0, "SESSION_COOKIE_SECURE": False, "TRUSTED_PROXIES": proxies,
                            "LOGIN_FAILURES_PER_ADDRESS": 2})
 
     direct, proxied = site(0), site(1)
@@ -425,7 +425,7 @@ def test_the_session_cookie_is_secure_by_default_and_not_in_the_embedded_mode(db
 
     from web import auth, create_app, embedded
 
-    app = create_app({"DATABASE_URL": db_url, "SECRET_KEY": "t", "REAPER_SECONDS": 0})
+    app = create_app({"DATABASE_URL": db_url, "SECRET_KEY": "t", "REAPER_SECONDS": 0, "SIMILARITY_SECONDS": 0})
     try:
         assert app.config["SESSION_COOKIE_SECURE"] is True
         auth.create_user(app.extensions["grading"].db, "wes", PASSWORD)

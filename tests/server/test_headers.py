@@ -30,7 +30,8 @@ def make_app(tmp_path_factory):
     def make(**config):
         from web import create_app
 
-        app = create_app({"DATABASE_URL": url, "SECRET_KEY": "test", "REAPER_SECONDS": 0, **config})
+        app = create_app({"DATABASE_URL": url, "SECRET_KEY": "test", "REAPER_SECONDS": 0,
+                          "SIMILARITY_SECONDS": 0, **config})
 
         @app.get("/__boom")
         def boom():

@@ -1,0 +1,245 @@
+"""Similarity reports: which accepted submissions of an exercise are much alike, or much like the reference.
+
+Each new accepted submission (done, accepted, not a run of the examples) is compared, once, with the latest
+accepted submission of every other learner of that exercise and with the exercise's reference solution
+(``judge.solution.reference_source``, what ``GET /api/v1/exercises/<id>/solution`` serves). Pairs scoring at
+least ``THRESHOLD`` are stored (``SimilarityPair``; ``other_id`` None: the reference); every processed
+submission gets a ``SimilarityMark``, inserted first to claim it (its primary key makes the claim once across
+every gunicorn worker: an IntegrityError means another one has it).
+
+The comparison is copydetect's (pygments tokens with identifiers, function names and strings replaced by one
+letter each, comments and layout dropped, then k-gram fingerprints winnowed): renaming identifiers changes
+nothing, reordering functions or statements only the few k-grams across the seams. The score of a pair is
+the larger of copydetect's two similarities (the share of each code's tokens found in the other), so a copy
+padded with extra code still scores high.
+
+Computed in the background, never on a page request: a thread of the grading server
+(``Grading.start_similarity``, every ``SIMILARITY_SECONDS``) and ``flask --app web similarity run`` both call
+``process_pending``. A submission is compared with another learner's latest accepted one only once that one
+is marked itself; one not yet marked compares with this one when its own turn comes, so each pair is computed
+once, by whichever of the two comes second.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup, escape
+from sqlalchemy import and_, delete, func, select
+from sqlalchemy.exc import IntegrityError
+
+from .db import Database, utcnow
+from .models import DONE, SimilarityMark, SimilarityPair, Submission
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+
+log = logging.getLogger(__name__)
+
+ACCEPTED = "accepted"
+# copydetect's defaults: k-grams of 25 characters of the filtered code (its noise threshold), and any match of
+# 30 (its guarantee threshold) found, i.e. winnowing windows of 6 k-grams
+NOISE, GUARANTEE = 25, 30
+# Measured on the bank (exercises/*/alternatives and the reference solutions of all 31 exercises: 62 codes
+# written independently, 1891 pairs): the highest pair scores 0.54 (two references sharing their stub's
+# preamble), the highest same-problem pair (graph-capture-loop's alternative vs its reference) 0.50. A copy of
+# the reference with one rule broken (each mutant of radix-match-insert) scores 0.72 to 0.84; a copy with its
+# identifiers renamed and its functions reordered 0.90 to 1.0. 0.6 keeps every copy and no independent pair.
+THRESHOLD = 0.6
+
+
+def accepted_clause():
+    return and_(Submission.state == DONE, Submission.result == ACCEPTED, Submission.run_only.is_(False))
+
+
+# --- the comparison -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Match:
+    score: float  # in [0, 1]
+    spans_a: list[tuple[int, int]]  # [start, end) character ranges of code a found in code b
+    spans_b: list[tuple[int, int]]
+
+
+def fingerprint(code: str) -> Any:
+    import io
+
+    from copydetect import CodeFingerprint  # imports matplotlib: only when something is to be compared
+
+    return CodeFingerprint("submission.py", NOISE, GUARANTEE - NOISE + 1, fp=io.StringIO(code), language="python")
+
+
+def _spans(slices: Any, length: int) -> list[tuple[int, int]]:
+    if len(slices) == 0 or len(slices[0]) == 0:
+        return []
+    out: list[tuple[int, int]] = []
+    for start, end in zip(slices[0].tolist(), slices[1].tolist()):
+        start, end = max(0, int(start)), min(length, int(end))
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        elif start < end:
+            out.append((start, end))
+    return out
+
+
+def compare(a: Any, b: Any) -> Match:
+    """Two fingerprints (``fingerprint(code)``): the score and the shared parts of each code."""
+    from copydetect import compare_files
+
+    _, (sim_a, sim_b), (slices_a, slices_b) = compare_files(a, b)
+    score = min(1.0, max(0.0, float(max(sim_a, sim_b))))
+    return Match(score, _spans(slices_a, len(a.raw_code)), _spans(slices_b, len(b.raw_code)))
+
+
+def compare_codes(a: str, b: str) -> Match:
+    return compare(fingerprint(a), fingerprint(b))
+
+
+def marked_html(code: str, spans: list[tuple[int, int]]) -> Markup:
+    """``code`` as escaped HTML, each span in ``<mark>``: learner code is never inserted unescaped."""
+    out, at = [], 0
+    for start, end in spans:
+        out.append(str(escape(code[at:start])))
+        out.append(f"<mark>{escape(code[start:end])}</mark>")
+        at = end
+    out.append(str(escape(code[at:])))
+    return Markup("".join(out))
+
+
+# --- the reference ------------------------------------------------------------------------------------------
+
+
+def reference_for(catalog_or_root: Catalog | str | Path | None, slug: str) -> str | None:
+    """The exercise's reference solution, as the site serves it; None when there is no such exercise now."""
+    from judge.exercise import ExerciseError, find_exercise
+    from judge.solution import reference_source
+
+    try:
+        if catalog_or_root is not None and hasattr(catalog_or_root, "by_slug"):
+            entry = catalog_or_root.by_slug.get(slug)
+            if entry is None:
+                return None
+            exercise = entry.exercise
+        else:
+            exercise = find_exercise(slug, catalog_or_root)
+        return reference_source(exercise)
+    except (ExerciseError, ImportError, AttributeError, OSError, TypeError) as e:
+        log.warning("similarity: no reference for %s: %s", slug, e)
+        return None
+
+
+# --- the work -----------------------------------------------------------------------------------------------
+
+
+def pending_ids(db: Database, limit: int) -> list[int]:
+    """Accepted submissions not marked yet, oldest first."""
+    with db.session() as s:
+        q = (select(Submission.id).where(accepted_clause())
+             .where(~select(SimilarityMark.submission_id).where(SimilarityMark.submission_id == Submission.id)
+                    .exists())
+             .order_by(Submission.id).limit(limit))
+        return list(s.scalars(q))
+
+
+def claim(db: Database, submission_id: int) -> bool:
+    """Insert the submission's mark; False when another worker (or an earlier run) has it."""
+    try:
+        with db.session() as s:
+            s.add(SimilarityMark(submission_id=submission_id))
+    except IntegrityError:
+        return False
+    return True
+
+
+def _others(s, sub: Submission) -> list[Submission]:
+    """The latest accepted submission of every other learner of the exercise, where that one is marked."""
+    latest = (select(func.max(Submission.id)).where(accepted_clause(), Submission.exercise == sub.exercise,
+                                                    Submission.user_id != sub.user_id)
+              .group_by(Submission.user_id))
+    q = (select(Submission).join(SimilarityMark, SimilarityMark.submission_id == Submission.id)
+         .where(Submission.id.in_(latest)).order_by(Submission.id))
+    return list(s.scalars(q))
+
+
+def compute(db: Database, submission_id: int, references: dict[str, str | None],
+            catalog_or_root: Catalog | str | Path | None, prints: dict[int, Any] | None = None) -> int:
+    """Compare one (claimed) submission; store its pairs at or above THRESHOLD. Returns how many it stored.
+    ``prints``: fingerprints already made in this round, by submission id (a submission's code never changes)."""
+    prints = {} if prints is None else prints
+    with db.session() as s:
+        sub = s.get(Submission, submission_id)
+        if sub is None:
+            return 0
+        others = _others(s, sub)
+        if sub.exercise not in references:
+            references[sub.exercise] = reference_for(catalog_or_root, sub.exercise)
+        reference = references[sub.exercise]
+        mine = prints[sub.id] = prints.get(sub.id) or fingerprint(sub.code)
+        found: list[tuple[int | None, float]] = []
+        if reference is not None:
+            found.append((None, compare(mine, fingerprint(reference)).score))
+        for other in others:
+            theirs = prints[other.id] = prints.get(other.id) or fingerprint(other.code)
+            found.append((other.id, compare(mine, theirs).score))
+        stored = 0
+        for other_id, score in found:
+            if score < THRESHOLD:
+                continue
+            if other_id is not None and s.scalar(select(SimilarityPair.id).where(
+                    SimilarityPair.submission_id == other_id, SimilarityPair.other_id == submission_id)):
+                continue  # two workers compared the two at the same moment: the other one stored it
+            s.add(SimilarityPair(exercise=sub.exercise, submission_id=submission_id, other_id=other_id,
+                                 score=round(score, 4)))
+            stored += 1
+        mark = s.get(SimilarityMark, submission_id)
+        if mark is not None:
+            mark.computed_at = utcnow()
+        return stored
+
+
+def process_pending(db: Database, catalog_or_root: Catalog | str | Path | None = None, limit: int = 50) -> int:
+    """Compare up to ``limit`` new accepted submissions (each claimed first). Returns how many this call
+    processed. ``catalog_or_root``: the site's Catalog, or an exercises folder (None: judge's default)."""
+    references: dict[str, str | None] = {}
+    prints: dict[int, Any] = {}
+    done = 0
+    for sid in pending_ids(db, limit):
+        if not claim(db, sid):
+            continue
+        try:
+            compute(db, sid, references, catalog_or_root, prints)
+        except Exception:  # noqa: BLE001 - the database went away, say: unclaim it for a later round
+            log.exception("similarity: submission %s", sid)
+            try:
+                with db.session() as s:
+                    s.execute(delete(SimilarityMark).where(SimilarityMark.submission_id == sid))
+            except Exception:  # noqa: BLE001
+                log.warning("similarity: submission %s stays marked without its pairs", sid)
+            continue
+        done += 1
+    return done
+
+
+def exercise_pairs(db: Database, exercise: str | None = None, limit: int = 200) -> list[dict]:
+    """The stored pairs, by exercise then score (highest first), with both sides' learner and time."""
+    with db.session() as s:
+        q = select(SimilarityPair).order_by(SimilarityPair.exercise, SimilarityPair.score.desc(), SimilarityPair.id)
+        if exercise:
+            q = q.where(SimilarityPair.exercise == exercise)
+        pairs = list(s.scalars(q.limit(limit)))
+        ids = {p.submission_id for p in pairs} | {p.other_id for p in pairs if p.other_id is not None}
+        subs = {x.id: x for x in s.scalars(select(Submission).where(Submission.id.in_(ids)))} if ids else {}
+        return [{"pair": p, "a": subs.get(p.submission_id), "b": subs.get(p.other_id) if p.other_id else None}
+                for p in pairs]
+
+
+def counts(db: Database) -> tuple[int, int]:
+    """(accepted submissions processed, accepted submissions waiting)."""
+    with db.session() as s:
+        marked = s.scalar(select(func.count()).select_from(SimilarityMark)) or 0
+        accepted = s.scalar(select(func.count()).select_from(Submission).where(accepted_clause())) or 0
+    return marked, max(0, accepted - marked)

@@ -1,0 +1,56 @@
+"""The staff's similarity pages: the pairs of each exercise ranked by score, and one pair side by side with the
+parts they share marked. They only read what the similarity worker stored (web/similarity.py); the marks of
+one pair are re-derived from its two codes when it is shown."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+
+from . import auth
+from . import similarity as sim
+from .grading import ready_grading
+from .models import SimilarityPair, Submission
+
+bp = Blueprint("similarity", __name__, url_prefix="/staff/similarity")
+
+
+@bp.before_request
+def _staff_only():
+    user = auth.page_user()
+    if user is None:
+        return redirect(url_for("accounts.login", next=request.path))
+    if not user.is_staff:
+        abort(403)
+    return None
+
+
+@bp.get("/")
+def index():
+    grading = ready_grading()
+    exercise = request.args.get("exercise", "").strip()[:128]
+    rows = sim.exercise_pairs(grading.db, exercise or None)
+    by_exercise: dict[str, list[dict]] = {}
+    for row in rows:
+        by_exercise.setdefault(row["pair"].exercise, []).append(row)
+    marked, waiting = sim.counts(grading.db)
+    return render_template("server/similarity.html", by_exercise=by_exercise, exercise=exercise, marked=marked,
+                           waiting=waiting, threshold=sim.THRESHOLD)
+
+
+@bp.get("/<rowid:pair_id>")
+def pair(pair_id: int):
+    grading = ready_grading()
+    with grading.db.session() as s:
+        p = s.get(SimilarityPair, pair_id)
+        if p is None:
+            abort(404)
+        a = s.get(Submission, p.submission_id)
+        b = s.get(Submission, p.other_id) if p.other_id is not None else None
+    if b is not None:
+        other_code = b.code
+    else:
+        other_code = sim.reference_for(current_app.extensions["minisgl.catalog"].get(), p.exercise) or ""
+    match = sim.compare_codes(a.code, other_code)
+    return render_template("server/similarity_pair.html", pair=p, a=a, b=b,
+                           a_html=sim.marked_html(a.code, match.spans_a),
+                           b_html=sim.marked_html(other_code, match.spans_b))
