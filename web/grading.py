@@ -43,6 +43,7 @@ class Grading:
     schema_ok: bool = False
     _reaper: threading.Thread | None = field(default=None, repr=False)
     _similarity: threading.Thread | None = field(default=None, repr=False)
+    _similarity_stop: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def check_schema(self) -> None:
         if not self.schema_ok:
@@ -76,16 +77,22 @@ class Grading:
         from .similarity import process_pending
 
         def loop():
-            stop = threading.Event()
+            stop = self._similarity_stop
             while not stop.wait(interval):
                 try:
-                    while process_pending(self.db, catalogs.get(), limit=20) == 20:
+                    while process_pending(self.db, catalogs.get(), limit=20) == 20 and not stop.is_set():
                         pass  # a backlog: the next twenty at once
                 except Exception as e:  # noqa: BLE001 - the database may be away; try again next time
                     log.debug("similarity: %s", e)
 
         self._similarity = threading.Thread(target=loop, name="similarity", daemon=True)
         self._similarity.start()
+
+    def stop_similarity(self, timeout: float = 10) -> None:
+        """End the similarity worker (after the submission it is comparing, if any)."""
+        self._similarity_stop.set()
+        if self._similarity is not None:
+            self._similarity.join(timeout)
 
 
 def database_url(app: Flask) -> str:

@@ -7,11 +7,7 @@ least ``THRESHOLD`` are stored (``SimilarityPair``; ``other_id`` None: the refer
 submission gets a ``SimilarityMark``, inserted first to claim it (its primary key makes the claim once across
 every gunicorn worker: an IntegrityError means another one has it).
 
-The comparison is copydetect's (pygments tokens with identifiers, function names and strings replaced by one
-letter each, comments and layout dropped, then k-gram fingerprints winnowed): renaming identifiers changes
-nothing, reordering functions or statements only the few k-grams across the seams. The score of a pair is
-the larger of copydetect's two similarities (the share of each code's tokens found in the other), so a copy
-padded with extra code still scores high.
+The comparison, copydetect's fingerprints, is web/code_match.py's.
 
 Computed in the background, never on a page request: a thread of the grading server
 (``Grading.start_similarity``, every ``SIMILARITY_SECONDS``) and ``flask --app web similarity run`` both call
@@ -23,14 +19,13 @@ once, by whichever of the two comes second.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from markupsafe import Markup, escape
 from sqlalchemy import and_, delete, func, select
 from sqlalchemy.exc import IntegrityError
 
+from .code_match import fingerprint, score
 from .db import Database, utcnow
 from .models import DONE, SimilarityMark, SimilarityPair, Submission
 
@@ -40,9 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ACCEPTED = "accepted"
-# copydetect's defaults: k-grams of 25 characters of the filtered code (its noise threshold), and any match of
-# 30 (its guarantee threshold) found, i.e. winnowing windows of 6 k-grams
-NOISE, GUARANTEE = 25, 30
 # Measured on the bank (exercises/*/alternatives and the reference solutions of all 31 exercises: 62 codes
 # written independently, 1891 pairs): the highest pair scores 0.54 (two references sharing their stub's
 # preamble), the highest same-problem pair (graph-capture-loop's alternative vs its reference) 0.50. A copy of
@@ -53,61 +45,6 @@ THRESHOLD = 0.6
 
 def accepted_clause():
     return and_(Submission.state == DONE, Submission.result == ACCEPTED, Submission.run_only.is_(False))
-
-
-# --- the comparison -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Match:
-    score: float  # in [0, 1]
-    spans_a: list[tuple[int, int]]  # [start, end) character ranges of code a found in code b
-    spans_b: list[tuple[int, int]]
-
-
-def fingerprint(code: str) -> Any:
-    import io
-
-    from copydetect import CodeFingerprint  # imports matplotlib: only when something is to be compared
-
-    return CodeFingerprint("submission.py", NOISE, GUARANTEE - NOISE + 1, fp=io.StringIO(code), language="python")
-
-
-def _spans(slices: Any, length: int) -> list[tuple[int, int]]:
-    if len(slices) == 0 or len(slices[0]) == 0:
-        return []
-    out: list[tuple[int, int]] = []
-    for start, end in zip(slices[0].tolist(), slices[1].tolist()):
-        start, end = max(0, int(start)), min(length, int(end))
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        elif start < end:
-            out.append((start, end))
-    return out
-
-
-def compare(a: Any, b: Any) -> Match:
-    """Two fingerprints (``fingerprint(code)``): the score and the shared parts of each code."""
-    from copydetect import compare_files
-
-    _, (sim_a, sim_b), (slices_a, slices_b) = compare_files(a, b)
-    score = min(1.0, max(0.0, float(max(sim_a, sim_b))))
-    return Match(score, _spans(slices_a, len(a.raw_code)), _spans(slices_b, len(b.raw_code)))
-
-
-def compare_codes(a: str, b: str) -> Match:
-    return compare(fingerprint(a), fingerprint(b))
-
-
-def marked_html(code: str, spans: list[tuple[int, int]]) -> Markup:
-    """``code`` as escaped HTML, each span in ``<mark>``: learner code is never inserted unescaped."""
-    out, at = [], 0
-    for start, end in spans:
-        out.append(str(escape(code[at:start])))
-        out.append(f"<mark>{escape(code[start:end])}</mark>")
-        at = end
-    out.append(str(escape(code[at:])))
-    return Markup("".join(out))
 
 
 # --- the reference ------------------------------------------------------------------------------------------
@@ -166,8 +103,9 @@ def _others(s, sub: Submission) -> list[Submission]:
 
 
 def compute(db: Database, submission_id: int, references: dict[str, str | None],
-            catalog_or_root: Catalog | str | Path | None, prints: dict[int, Any] | None = None) -> int:
-    """Compare one (claimed) submission; store its pairs at or above THRESHOLD. Returns how many it stored.
+            catalog_or_root: Catalog | str | Path | None, prints: dict[int, Any] | None = None,
+            threshold: float = THRESHOLD) -> int:
+    """Compare one (claimed) submission; store its pairs at or above ``threshold``. Returns how many it stored.
     ``prints``: fingerprints already made in this round, by submission id (a submission's code never changes)."""
     prints = {} if prints is None else prints
     with db.session() as s:
@@ -181,19 +119,19 @@ def compute(db: Database, submission_id: int, references: dict[str, str | None],
         mine = prints[sub.id] = prints.get(sub.id) or fingerprint(sub.code)
         found: list[tuple[int | None, float]] = []
         if reference is not None:
-            found.append((None, compare(mine, fingerprint(reference)).score))
+            found.append((None, score(mine, fingerprint(reference))))
         for other in others:
             theirs = prints[other.id] = prints.get(other.id) or fingerprint(other.code)
-            found.append((other.id, compare(mine, theirs).score))
+            found.append((other.id, score(mine, theirs)))
         stored = 0
-        for other_id, score in found:
-            if score < THRESHOLD:
+        for other_id, value in found:
+            if value < threshold:
                 continue
             if other_id is not None and s.scalar(select(SimilarityPair.id).where(
                     SimilarityPair.submission_id == other_id, SimilarityPair.other_id == submission_id)):
                 continue  # two workers compared the two at the same moment: the other one stored it
             s.add(SimilarityPair(exercise=sub.exercise, submission_id=submission_id, other_id=other_id,
-                                 score=round(score, 4)))
+                                 score=round(value, 4)))
             stored += 1
         mark = s.get(SimilarityMark, submission_id)
         if mark is not None:
@@ -201,9 +139,11 @@ def compute(db: Database, submission_id: int, references: dict[str, str | None],
         return stored
 
 
-def process_pending(db: Database, catalog_or_root: Catalog | str | Path | None = None, limit: int = 50) -> int:
+def process_pending(db: Database, catalog_or_root: Catalog | str | Path | None = None, limit: int = 50,
+                    threshold: float = THRESHOLD) -> int:
     """Compare up to ``limit`` new accepted submissions (each claimed first). Returns how many this call
-    processed. ``catalog_or_root``: the site's Catalog, or an exercises folder (None: judge's default)."""
+    processed. ``catalog_or_root``: the site's Catalog, or an exercises folder (None: judge's default);
+    ``threshold``: the lowest score stored (0 stores every pair compared: what the tests rank)."""
     references: dict[str, str | None] = {}
     prints: dict[int, Any] = {}
     done = 0
@@ -211,7 +151,7 @@ def process_pending(db: Database, catalog_or_root: Catalog | str | Path | None =
         if not claim(db, sid):
             continue
         try:
-            compute(db, sid, references, catalog_or_root, prints)
+            compute(db, sid, references, catalog_or_root, prints, threshold)
         except Exception:  # noqa: BLE001 - the database went away, say: unclaim it for a later round
             log.exception("similarity: submission %s", sid)
             try:

@@ -8,6 +8,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 
 from . import auth
 from . import similarity as sim
+from .code_match import compare_codes, marked_html
 from .grading import ready_grading
 from .models import SimilarityPair, Submission
 
@@ -50,7 +51,6 @@ def pair(pair_id: int):
         other_code = b.code
     else:
         other_code = sim.reference_for(current_app.extensions["minisgl.catalog"].get(), p.exercise) or ""
-    match = sim.compare_codes(a.code, other_code)
+    match = compare_codes(a.code, other_code)
     return render_template("server/similarity_pair.html", pair=p, a=a, b=b,
-                           a_html=sim.marked_html(a.code, match.spans_a),
-                           b_html=sim.marked_html(other_code, match.spans_b))
+                           a_html=marked_html(a.code, match.spans_a), b_html=marked_html(other_code, match.spans_b))
