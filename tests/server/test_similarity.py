@@ -174,7 +174,7 @@ SCRIPT = "<script>alert('copied')</script>"
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])  # the pages only read what the tests above check on both
-def test_the_staff_pages_rank_the_pairs_and_show_the_codes_escaped(app, grading):
+def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(app, grading):
     db = grading.db
     auth.create_user(db, "learner1", "learner1-pass-phrase")
     auth.create_user(db, "boss", "boss-pass-phrase", staff=True)
@@ -207,6 +207,23 @@ def test_the_staff_pages_rank_the_pairs_and_show_the_codes_escaped(app, grading)
     assert len(marked) >= 2 and sum(len(m) for m in marked) > len(code) // 2  # most of both codes is shared
     assert staff.get("/staff/similarity/999999").status_code == 404
     assert first in {p[1] for p in pairs(db)}
+
+    # the same report as JSON: staff only
+    api = app.test_client()
+    assert api.get("/api/v1/similarity").status_code == 401
+    learner_token, staff_token = auth.create_api_token(db, "learner1"), auth.create_api_token(db, "boss")
+    r = api.get("/api/v1/similarity", headers={"Authorization": f"Bearer {learner_token}"})
+    assert (r.status_code, r.json["error"]["code"]) == (403, "staff_only")
+    as_staff = {"Authorization": f"Bearer {staff_token}"}
+    body = api.get(f"/api/v1/similarity?exercise={EX}", headers=as_staff).json
+    top = body["pairs"][0]
+    assert (top["id"], top["submission"]["id"], top["submission"]["user"]) == (pair_id, second, "bob")
+    assert top["other"]["id"] == first and top["other"]["created_at"].endswith("Z") and top["score"] >= 0.6
+    assert top["link"] == f"/staff/similarity/{pair_id}" and body["waiting"] == 0 and body["compared"] == 2
+    for bad in ("limit=0", "limit=x", "exercise=Not_A_Slug"):
+        r = api.get(f"/api/v1/similarity?{bad}", headers=as_staff)
+        assert (r.status_code, r.json["error"]["code"]) == (400, "invalid_parameter")
+    assert api.get("/api/v1/similarity?exercise=graph-bs-list", headers=as_staff).json["pairs"] == []
 
 
 def login(app, username: str, password: str):
