@@ -107,37 +107,57 @@ def compute(db: Database, submission_id: int, references: dict[str, str | None],
             catalog_or_root: Catalog | str | Path | None, prints: dict[int, Any] | None = None,
             threshold: float = THRESHOLD) -> int:
     """Compare one (claimed) submission; store its pairs at or above ``threshold``. Returns how many it stored.
-    ``prints``: fingerprints already made in this round, by submission id (a submission's code never changes)."""
+    ``prints``: fingerprints already made in this round, by submission id (a submission's code never changes).
+
+    It reads, compares outside any transaction, then writes in one short transaction (on SQLite it takes the
+    write lock first: a read transaction turned writer fails at once when another process wrote meanwhile)."""
     prints = {} if prints is None else prints
     with db.session() as s:
         sub = s.get(Submission, submission_id)
         if sub is None:
             return 0
-        others = _others(s, sub)
-        if sub.exercise not in references:
-            references[sub.exercise] = reference_for(catalog_or_root, sub.exercise)
-        reference = references[sub.exercise]
-        mine = prints[sub.id] = prints.get(sub.id) or fingerprint(sub.code)
-        found: list[tuple[int | None, float]] = []
-        if reference is not None:
-            found.append((None, score(mine, fingerprint(reference))))
-        for other in others:
-            theirs = prints[other.id] = prints.get(other.id) or fingerprint(other.code)
-            found.append((other.id, score(mine, theirs)))
-        stored = 0
+        exercise, code = sub.exercise, sub.code
+        others = [(o.id, o.code) for o in _others(s, sub)]
+    if exercise not in references:
+        references[exercise] = reference_for(catalog_or_root, exercise)
+    reference = references[exercise]
+    mine = prints[submission_id] = prints.get(submission_id) or fingerprint(code)
+    found: list[tuple[int | None, float]] = []
+    if reference is not None:
+        found.append((None, score(mine, fingerprint(reference))))
+    for other_id, other_code in others:
+        theirs = prints[other_id] = prints.get(other_id) or fingerprint(other_code)
+        found.append((other_id, score(mine, theirs)))
+    stored = 0
+    with db.session(write_lock=True) as s:
         for other_id, value in found:
             if value < threshold:
                 continue
             if other_id is not None and s.scalar(select(SimilarityPair.id).where(
                     SimilarityPair.submission_id == other_id, SimilarityPair.other_id == submission_id)):
-                continue  # two workers compared the two at the same moment: the other one stored it
-            s.add(SimilarityPair(exercise=sub.exercise, submission_id=submission_id, other_id=other_id,
+                continue  # the other one compared itself with this one meanwhile: stored already
+            s.add(SimilarityPair(exercise=exercise, submission_id=submission_id, other_id=other_id,
                                  score=round(value, 4)))
             stored += 1
         mark = s.get(SimilarityMark, submission_id)
         if mark is not None:
             mark.computed_at = utcnow()
-        return stored
+    if stored:
+        _drop_reversed(db, submission_id)
+    return stored
+
+
+def _drop_reversed(db: Database, submission_id: int) -> None:
+    """Two workers that compared two submissions at the same moment (each claimed before the other compared, on
+    PostgreSQL) both stored the pair: keep the first row. Whichever of them commits second sees both rows."""
+    with db.session() as s:
+        mine = list(s.scalars(select(SimilarityPair).where(SimilarityPair.submission_id == submission_id,
+                                                           SimilarityPair.other_id.is_not(None))))
+        for p in mine:
+            twin = s.scalar(select(SimilarityPair).where(SimilarityPair.submission_id == p.other_id,
+                                                         SimilarityPair.other_id == submission_id))
+            if twin is not None:
+                s.execute(delete(SimilarityPair).where(SimilarityPair.id == max(p.id, twin.id)))
 
 
 def process_pending(db: Database, catalog_or_root: Catalog | str | Path | None = None, limit: int = 50,

@@ -170,6 +170,32 @@ def test_each_new_accepted_submission_is_compared_once_with_other_learners_lates
     assert all(score >= sim.THRESHOLD for _, _, score in pairs(db))
 
 
+def test_workers_at_once_compare_each_submission_once_and_store_each_pair_once(grading):
+    """Four workers (threads here, gunicorn's processes in a deployment) on the same new submissions: each is
+    claimed by one (its mark), and each pair of them is stored once, whichever worker compared it."""
+    import itertools
+    import threading
+
+    db = grading.db
+    code = alternative(EX)
+    subs = [accepted(db, learner(db, f"l{i}"), code if i % 2 else disguise(code)) for i in range(12)]
+    start, done = threading.Barrier(4), []
+
+    def work():
+        start.wait()
+        done.append(sim.process_pending(db, EXERCISES))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sum(done) == 12 and count(db, SimilarityMark) == 12
+    stored = [(a, b) for a, b, _ in pairs(db)]
+    assert len(stored) == len({frozenset(p) for p in stored}) == 66  # every pair of the twelve, once
+    assert {frozenset(p) for p in stored} == {frozenset(p) for p in itertools.combinations(subs, 2)}
+
+
 SCRIPT = "<script>alert('copied')</script>"
 
 
