@@ -53,7 +53,7 @@ def accepted_clause():
 
 def reference_for(catalog_or_root: Catalog | str | Path | None, slug: str) -> str | None:
     """The exercise's reference solution, as the site serves it; None when there is no such exercise now."""
-    from judge.exercise import ExerciseError, find_exercise
+    from judge.exercise import find_exercise
     from judge.solution import reference_source
 
     try:
@@ -65,7 +65,7 @@ def reference_for(catalog_or_root: Catalog | str | Path | None, slug: str) -> st
         else:
             exercise = find_exercise(slug, catalog_or_root)
         return reference_source(exercise)
-    except (ExerciseError, ImportError, AttributeError, OSError, TypeError) as e:
+    except Exception as e:  # noqa: BLE001 - no such exercise, or the engine not importable here: learners only
         log.warning("similarity: no reference for %s: %s", slug, e)
         return None
 
@@ -185,13 +185,19 @@ def process_pending(db: Database, catalog_or_root: Catalog | str | Path | None =
     return done
 
 
-def exercise_pairs(db: Database, exercise: str | None = None, limit: int = 200) -> list[dict]:
-    """The stored pairs, by exercise then score (highest first), with both sides' learner and time."""
+def exercise_pairs(db: Database, exercise: str | None = None, per_exercise: int = 200) -> list[dict]:
+    """The stored pairs, by exercise then score (highest first; at most ``per_exercise`` of each exercise), with
+    both sides' submissions (their learner and time)."""
+    rank = func.row_number().over(partition_by=SimilarityPair.exercise,
+                                  order_by=(SimilarityPair.score.desc(), SimilarityPair.id)).label("rank")
+    ranked = select(SimilarityPair.id, rank)
+    if exercise:
+        ranked = ranked.where(SimilarityPair.exercise == exercise)
+    ranked = ranked.subquery()
     with db.session() as s:
-        q = select(SimilarityPair).order_by(SimilarityPair.exercise, SimilarityPair.score.desc(), SimilarityPair.id)
-        if exercise:
-            q = q.where(SimilarityPair.exercise == exercise)
-        pairs = list(s.scalars(q.limit(limit)))
+        q = (select(SimilarityPair).join(ranked, ranked.c.id == SimilarityPair.id).where(ranked.c.rank <= per_exercise)
+             .order_by(SimilarityPair.exercise, SimilarityPair.score.desc(), SimilarityPair.id))
+        pairs = list(s.scalars(q))
         ids = {p.submission_id for p in pairs} | {p.other_id for p in pairs if p.other_id is not None}
         subs = {x.id: x for x in s.scalars(select(Submission).where(Submission.id.in_(ids)))} if ids else {}
         return [{"pair": p, "a": subs.get(p.submission_id), "b": subs.get(p.other_id) if p.other_id else None}

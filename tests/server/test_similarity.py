@@ -133,6 +133,8 @@ def test_the_report_ranks_a_renamed_reordered_copy_and_a_copy_of_the_reference_f
     rest = [score for _, _, score in ranked[2:]]
     assert copies_low >= 0.9 and max(rest) < 0.7 < copies_low
     assert sum(score >= sim.THRESHOLD for score in rest) == 1
+    report = sim.exercise_pairs(db, per_exercise=2)  # what the staff page and the API list: the highest first
+    assert [(r["pair"].submission_id, r["pair"].other_id) for r in report] == [(a, b) for a, b, _ in ranked[:2]]
 
     late = accepted(db, learner(db, "late"), alternative("scheduler-admission"))
     t0 = time.perf_counter()
@@ -227,7 +229,7 @@ def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(a
     assert "No similar pairs for graph-bs-list" in staff.get("/staff/similarity/?exercise=graph-bs-list").text
 
     page = staff.get(f"/staff/similarity/{pair_id}")
-    assert page.status_code == 200
+    assert page.status_code == 200 and page.headers["Cache-Control"] == "no-store"
     assert SCRIPT not in page.text and "&lt;script&gt;alert(" in page.text  # learner code is text, never markup
     marked = re.findall(r"<mark>(.*?)</mark>", page.text, re.S)
     assert len(marked) >= 2 and sum(len(m) for m in marked) > len(code) // 2  # most of both codes is shared
