@@ -36,7 +36,8 @@ def reference(slug: str) -> str:
 
 def disguise(code: str) -> str:
     """What a learner who copies does: every local name and parameter renamed (v0, v1, ...; ``self`` kept), the
-    docstring dropped, the functions (and the methods of each class) in the reverse order."""
+    docstring dropped, each run of one-line assignments in a function in the reverse order, the functions (and the
+    methods of each class) in the reverse order."""
     tree = ast.parse(code)
     names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
                    | {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
@@ -52,6 +53,18 @@ def disguise(code: str) -> str:
     code = tokenize.untokenize(toks)
     tree = ast.parse(code)
     lines = code.splitlines(True)
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef):
+            run: list[ast.stmt] = []
+            for stmt in [*fn.body, None]:
+                if isinstance(stmt, ast.Assign) and stmt.lineno == stmt.end_lineno:
+                    run.append(stmt)
+                    continue
+                if len(run) > 1:
+                    at = [r.lineno - 1 for r in run]
+                    for i, line in zip(at, [lines[i] for i in reversed(at)]):
+                        lines[i] = line
+                run = []
 
     def text(node) -> str:
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
@@ -99,7 +112,8 @@ def count(db, model) -> int:
 def test_the_report_ranks_a_renamed_reordered_copy_and_a_copy_of_the_reference_first(grading):
     """On the bank: 28 solutions written independently (the alternatives of 23 exercises and the reference
     solutions of 5, all submitted as solutions of one exercise by 28 learners), one learner's copy of another's
-    solution (identifiers renamed, methods reordered) and a learner's copy of the exercise's reference (the same).
+    solution (identifiers renamed, statements and methods reordered: ``disguise``) and a learner's copy of the
+    exercise's reference (the same).
 
     Independent: each alternative was written apart from the engine for its own exercise, each reference is the
     engine's code for its own; the references chosen are those that score highest against an alternative of the
@@ -131,7 +145,7 @@ def test_the_report_ranks_a_renamed_reordered_copy_and_a_copy_of_the_reference_f
     assert {(a, b) for a, b, _ in ranked[:2]} == {(copy, original), (ref_copy, None)}
     copies_low = min(score for _, _, score in ranked[:2])
     rest = [score for _, _, score in ranked[2:]]
-    assert copies_low >= 0.9 and max(rest) < 0.7 < copies_low
+    assert copies_low >= 0.75 and max(rest) < 0.7 < copies_low
     assert sum(score >= sim.THRESHOLD for score in rest) == 1
     report = sim.exercise_pairs(db, per_exercise=2)  # what the staff page and the API list: the highest first
     assert [(r["pair"].submission_id, r["pair"].other_id) for r in report] == [(a, b) for a, b, _ in ranked[:2]]
