@@ -73,13 +73,14 @@ def reference_for(catalog_or_root: Catalog | str | Path | None, slug: str) -> st
 # --- the work -----------------------------------------------------------------------------------------------
 
 
+def _unmarked():
+    return ~select(SimilarityMark.submission_id).where(SimilarityMark.submission_id == Submission.id).exists()
+
+
 def pending_ids(db: Database, limit: int) -> list[int]:
     """Accepted submissions not marked yet, oldest first."""
     with db.session() as s:
-        q = (select(Submission.id).where(accepted_clause())
-             .where(~select(SimilarityMark.submission_id).where(SimilarityMark.submission_id == Submission.id)
-                    .exists())
-             .order_by(Submission.id).limit(limit))
+        q = select(Submission.id).where(accepted_clause(), _unmarked()).order_by(Submission.id).limit(limit)
         return list(s.scalars(q))
 
 
@@ -205,8 +206,8 @@ def exercise_pairs(db: Database, exercise: str | None = None, per_exercise: int 
 
 
 def counts(db: Database) -> tuple[int, int]:
-    """(accepted submissions processed, accepted submissions waiting)."""
+    """(submissions compared, accepted submissions waiting to be)."""
     with db.session() as s:
         marked = s.scalar(select(func.count()).select_from(SimilarityMark)) or 0
-        accepted = s.scalar(select(func.count()).select_from(Submission).where(accepted_clause())) or 0
-    return marked, max(0, accepted - marked)
+        waiting = s.scalar(select(func.count()).select_from(Submission).where(accepted_clause(), _unmarked())) or 0
+    return marked, waiting

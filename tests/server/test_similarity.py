@@ -169,7 +169,9 @@ def test_each_new_accepted_submission_is_compared_once_with_other_learners_lates
     a2 = accepted(db, ann, code + "\n# again\n")  # ann's latest: her own copy of herself is no pair
     accepted(db, dan, disguise(code), exercise="radix-lock")  # another exercise
 
+    assert sim.counts(db) == (0, 4)  # compared, waiting
     assert sim.process_pending(db, EXERCISES) == 4
+    assert sim.counts(db) == (4, 0)
     with db.session() as s:
         marked = set(s.scalars(select(SimilarityMark.submission_id)))
     assert len(marked) == 4 and a1 in marked and b1 in marked and a2 in marked
