@@ -5,6 +5,7 @@ Tokens and links are printed once and stored hashed: copy them when they are sho
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
@@ -107,7 +108,27 @@ def users_list():
         for u in s.scalars(select(User).order_by(User.username)):
             flags = ",".join(f for f, on in (("staff", u.is_staff), ("disabled", u.disabled),
                                                ("no-password", not u.password_hash)) if on)
-            click.echo(f"{u.username:24} {flags}")
+            click.echo(f"{u.username:24} {u.group_name or '-':16} {flags}".rstrip())
+
+
+GROUP_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$")
+
+
+@users_cli.command("group")
+@click.argument("username")
+@click.argument("group")
+def users_group(username: str, group: str):
+    """Put a learner in GROUP (a course's section, the gradebook's filter); an empty GROUP ("") clears it."""
+    group = group.strip()
+    if group and not GROUP_RE.match(group):
+        _fail("A group is 1 to 64 characters: letters, digits, spaces, '.', '_' or '-', starting with a letter "
+              "or digit.")
+    with get_grading().db.session() as s:
+        user = s.scalar(select(User).where(User.username == username.strip().lower()))
+        if user is None:
+            _fail(f"No user {username!r}.")
+        user.group_name = group
+    click.echo(f"{username} is in group {group}" if group else f"{username} is in no group")
 
 
 @users_cli.command("disable")
