@@ -7,7 +7,7 @@
   the chapter's exercises in course order, else every exercise of the catalog in course order.
 - A cell counts the *graded* submissions of that learner and exercise: judged (``done``) and not run-only.
   ``result``: ``accepted`` if any of them was, else the newest one's result (None: none graded);
-  ``accepted_at``: when the first accepted one was submitted; ``attempts``: how many were graded;
+  ``accepted_at``: when the first accepted one (the first made) was submitted; ``attempts``: how many were graded;
   ``timing``: what the first accepted one was (``on_time``, ``late``, ``after``, recorded when it was made)
   against the filtered assignment, or, without an assignment filter, the worst against any assignment
   (``after`` over ``late`` over ``on_time``); None when it was recorded against none.
@@ -154,42 +154,35 @@ def _standing(a: Assignment, user_id: int, cells: dict) -> Standing:
 
 @dataclass
 class _Acc:
-    """A cell as it is gathered: the aggregates, then the newest result and the first accepted one's timings."""
+    """A cell as it is gathered: its aggregates, the newest one's result, the first accepted one's timings."""
 
     attempts: int
     accepted_at: dt.datetime | None
-    latest_id: int
-    result: str | None = None
-    first_id: int | None = None
+    result: str | None
     timings: dict[int, str] = field(default_factory=dict)
 
 
 def _cells(s: Session, f: Filter, slugs: list[str], learners) -> dict[tuple[int, str], Cell]:
+    """One statement: the graded submissions grouped by (user, exercise), joined to the newest one (its result),
+    the first accepted one (the first made: the lowest id; its time) and that one's timings (a row each)."""
     graded = and_(Submission.state == DONE, Submission.run_only.is_(False), Submission.exercise.in_(slugs),
                   Submission.user_id.in_(select(learners.c.id)))
     agg = (select(Submission.user_id, Submission.exercise, func.count().label("attempts"),
-                  func.min(case((Submission.result == ACCEPTED, Submission.created_at))).label("accepted_at"),
+                  func.min(case((Submission.result == ACCEPTED, Submission.id))).label("first_id"),
                   func.max(Submission.id).label("latest_id"))
            .where(graded).group_by(Submission.user_id, Submission.exercise).subquery())
+    latest, first = Submission.__table__.alias("latest"), Submission.__table__.alias("first")
+    q = (select(agg.c.user_id, agg.c.exercise, agg.c.attempts, latest.c.result, first.c.created_at,
+                SubmissionTiming.assignment_id, SubmissionTiming.timing)
+         .join(latest, latest.c.id == agg.c.latest_id)
+         .outerjoin(first, first.c.id == agg.c.first_id)
+         .outerjoin(SubmissionTiming, SubmissionTiming.submission_id == agg.c.first_id))
     acc: dict[tuple[int, str], _Acc] = {}
-    latest = Submission.__table__.alias("latest")
-    for uid, slug, attempts, accepted_at, latest_id, result in s.execute(
-            select(agg.c.user_id, agg.c.exercise, agg.c.attempts, agg.c.accepted_at, agg.c.latest_id, latest.c.result)
-            .join(latest, latest.c.id == agg.c.latest_id)):
-        acc[(uid, slug)] = _Acc(attempts, accepted_at, latest_id, result)
-    # the first accepted submission of each cell (the earliest; ties: the lowest id) and its recorded timings
-    first = (select(Submission.id, Submission.user_id, Submission.exercise, SubmissionTiming.assignment_id,
-                    SubmissionTiming.timing)
-             .join(agg, and_(agg.c.user_id == Submission.user_id, agg.c.exercise == Submission.exercise,
-                             agg.c.accepted_at == Submission.created_at))
-             .outerjoin(SubmissionTiming, SubmissionTiming.submission_id == Submission.id)
-             .where(graded, Submission.result == ACCEPTED)
-             .order_by(Submission.id))
-    for sid, uid, slug, assignment_id, timing in s.execute(first):
-        a = acc[(uid, slug)]
-        if a.first_id is None:
-            a.first_id = sid
-        if sid == a.first_id and assignment_id is not None:
+    for uid, slug, attempts, result, accepted_at, assignment_id, timing in s.execute(q):
+        a = acc.get((uid, slug))
+        if a is None:
+            a = acc[(uid, slug)] = _Acc(attempts, accepted_at, result)
+        if assignment_id is not None:
             a.timings[assignment_id] = timing
     return {key: _cell(a, f) for key, a in acc.items()}
 

@@ -23,8 +23,12 @@ import csv
 import io
 from typing import Any
 
-from .gradebook import Cell, Gradebook, Standing
+from markupsafe import Markup, escape
+
+from .gradebook import Cell, Column, Gradebook, Row, Standing
 from .submissions import iso
+
+_MARKS = {"on_time": "", "late": "<strong>L</strong>", "after": "<strong>A</strong>", "": ""}
 
 
 def cell_values(cell: Cell) -> tuple[str, str, str, str]:
@@ -34,6 +38,28 @@ def cell_values(cell: Cell) -> tuple[str, str, str, str]:
 
 def standing_values(st: Standing) -> tuple[str, str]:
     return str(st.solved), str(st.late)
+
+
+def cells_html(row: Row, columns: list[Column]) -> Markup:
+    """A row's exercise cells for the page (built here, not in the template: 15,000 cells render in tens of ms):
+    the CSV's four values as data attributes, a mark (✓ accepted, with L late or A after; ✗ tried) and a title."""
+    out = []
+    for c in columns:
+        cell = row.cells[c.slug]
+        result, attempts, at, timing = (escape(v) for v in cell_values(cell))
+        attrs = (f'data-exercise="{escape(c.slug)}" data-result="{result}" data-attempts="{attempts}" '
+                 f'data-accepted-at="{at}" data-timing="{timing}"')
+        if not cell.attempts:
+            out.append(f"<td {attrs}></td>")
+            continue
+        title = f"{result}, {attempts} graded" + (f", first accepted {at}" if at else "") + (
+            f", {timing}" if timing else "")
+        if cell.mark == "accepted":
+            klass, mark = "accepted late" if cell.late else "accepted", "✓" + _MARKS[cell.timing or ""]
+        else:
+            klass, mark = "tried", "✗"
+        out.append(f'<td {attrs} class="{klass}" title="{title}">{mark}</td>')
+    return Markup("".join(out))
 
 
 def header(gb: Gradebook) -> list[str]:

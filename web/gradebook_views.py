@@ -17,7 +17,7 @@ from judge.exercise import SLUG_RE
 from . import auth
 from .errors import ApiError
 from .gradebook import Filter, UnknownFilter, gradebook
-from .gradebook_export import cell_values, csv_text, json_body, standing_values
+from .gradebook_export import cells_html, csv_text, json_body, standing_values
 from .grading import ready_grading
 from .models import Assignment, Submission, SubmissionTiming, User
 
@@ -98,7 +98,7 @@ def page():
                                 .distinct().order_by(User.group_name)))
     query = {k: v for k, v in request.args.items() if k in PARAMS and v}
     body = render_template("server/gradebook.html", gb=gb, error=error, f=f, assignments=assignments, groups=groups,
-                           chapters=_catalog().chapters, query=query, cell_values=cell_values,
+                           chapters=_catalog().chapters, query=query, cells_html=cells_html,
                            standing_values=standing_values)
     return body, 400 if error else 200
 
