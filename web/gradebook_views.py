@@ -9,7 +9,7 @@ token (a learner: 403; nobody: 401). Its description: ``web/apidoc/gradebook.py`
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, current_app, g, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
 from sqlalchemy import select
 
 from judge.exercise import SLUG_RE
@@ -113,6 +113,8 @@ def page_csv():
 
 @pages.get("/staff/gradebook/<username>")
 def learner(username: str):
+    if not auth.USERNAME_RE.match(username.lower()):
+        abort(404, f"No user {username[:64]!r}.")
     with ready_grading().db.session() as s:
         user = s.scalar(select(User).where(User.username == username.lower()))
         if user is None:
@@ -139,7 +141,6 @@ def _api_filter() -> Filter:
         raise ApiError(401, "unauthorized", "Log in, or send 'Authorization: Bearer <your API token>'.")
     if not user.is_staff:
         raise ApiError(403, "forbidden", "The gradebook is for staff.")
-    g.user = user
     try:
         return parse_filter(request.args)
     except BadFilter as e:

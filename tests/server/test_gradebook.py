@@ -159,7 +159,7 @@ def test_page_and_csv_agree_cell_for_cell(app, grading, course, query):
     table.feed(page.text)
     got = c.get("/staff/gradebook.csv" + query)
     assert got.status_code == 200 and got.mimetype == "text/csv"
-    assert "attachment" in got.headers["Content-Disposition"]
+    assert "attachment" in got.headers["Content-Disposition"] and got.headers["Cache-Control"] == "no-store"
     lines = list(csv.reader(io.StringIO(got.text)))
     assert lines[1:] == table.rows and len(table.rows) == (2 if query else 3)
     assert [h for h in lines[0] if h in table.exercises] == table.exercises
@@ -168,8 +168,14 @@ def test_page_and_csv_agree_cell_for_cell(app, grading, course, query):
                                                                                  "2026-11-10T09:00:00Z")
     assert alice[f"{E1} timing"] == ("late" if query else "after")
     assert (alice["Week 1 solved (of 2)"], alice["Week 1 late"]) == ("1", "1")
+    mark = "✓<strong>L</strong>" if query else "✓<strong>A</strong>"  # alice's E1: late for week 1, after week 2
+    assert f'class="accepted late" title="accepted, 3 graded, first accepted 2026-11-10T09:00:00Z, ' \
+           f'{alice[f"{E1} timing"]}">{mark}</td>' in page.text
+    assert f'data-exercise="{E2}" data-result="wrong_answer" data-attempts="2" data-accepted-at="" data-timing="" ' \
+           'class="tried" title="wrong_answer, 2 graded">✗</td>' in page.text
     assert 'href="/staff/gradebook.csv' + query.replace("&", "&amp;") + '"' in page.text
-    assert c.get("/api/v1/gradebook.csv" + query).text == got.text
+    api_csv = c.get("/api/v1/gradebook.csv" + query)
+    assert api_csv.text == got.text and api_csv.headers["Cache-Control"] == "no-store"
     body = c.get("/api/v1/gradebook" + query).json
     assert [x["username"] for x in body["learners"]] == [r[0] for r in table.rows]
     assert body["learners"][0]["cells"][E1] == {"result": "accepted", "attempts": 3,
@@ -220,6 +226,7 @@ def test_a_learners_history_shows_every_submission_with_its_code(app, grading, c
     assert "Week 1: late" in text and "Week 2: after" in text
     assert "<code>test_lengths</code>" in text and "assert 3 == 4" in text and "<details>" in text
     assert c.get("/staff/gradebook/nobody").status_code == 404
+    assert c.get("/staff/gradebook/no%00body").status_code == 404
 
 
 def test_users_group_sets_and_clears_a_learners_group(app, grading, accounts):
