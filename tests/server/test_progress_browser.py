@@ -14,7 +14,7 @@ import json
 import pytest
 
 from tests.server.pieces import Accounts, fresh_database
-from tests.site.sitekit import Guard, LiveSite, editor_text, need_bundle, open_context, type_code
+from tests.site.sitekit import Guard, LiveSite, axe_violations, editor_text, need_bundle, open_context, type_code
 
 EX, OTHER = "graph-capture-loop", "graph-capture-buffer"
 MINE = "# saved on the server by ada\nx = 1"
@@ -108,6 +108,7 @@ def test_progress_and_code_follow_the_learner_to_a_fresh_browser(browser, site_f
         assert kept == starter  # what was replaced stays recoverable
         page.click("#server-put-back")
         assert editor_text(page) == starter and opener.is_visible()
+        assert axe_violations(page) == []
         type_code(page, "y = 2")  # code of its own: opening the saved code asks first
         page.once("dialog", lambda d: d.dismiss())
         opener.click()
