@@ -43,39 +43,48 @@ def _passed(verdict_text: str | None) -> int:
     return passed if isinstance(passed, int) else 0
 
 
-def _better(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether submission summary ``a`` beats ``b``: accepted first, then more tests passed, then newer."""
-    return ((a["result"] == ACCEPTED, a["passed"], a["id"]) > (b["result"] == ACCEPTED, b["passed"], b["id"]))
+def _best(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The best of one exercise's judged submissions: accepted first, then more tests passed, then newer."""
+    return max(rows, key=lambda r: (r["result"] == ACCEPTED, r["passed"], r["id"]))
 
 
 @bp.get("/progress")
 @require_user
 def progress():
     grading = ready_grading()
-    out: dict[str, dict[str, Any]] = {}
+    graded = (Submission.user_id == g.user.id, Submission.state == DONE, Submission.run_only.is_(False))
+    by_exercise: dict[str, list[dict[str, Any]]] = {}
     with grading.db.session() as s:
-        rows = s.execute(select(Submission.id, Submission.exercise, Submission.result, Submission.verdict,
-                                Submission.finished_at)
-                         .where(Submission.user_id == g.user.id, Submission.state == DONE,
-                                Submission.run_only.is_(False))
-                         .order_by(Submission.id))
-        for sub_id, exercise, result, verdict, finished in rows:
-            mine = {"id": sub_id, "result": result, "passed": _passed(verdict), "finished_at": finished}
-            e = out.setdefault(exercise, {"attempts": 0, "first_accepted_at": None, "last_at": None, "best": mine})
-            e["attempts"] += 1
-            e["last_at"] = max(filter(None, (e["last_at"], finished)), default=None)
-            if result == ACCEPTED:
-                e["first_accepted_at"] = min(filter(None, (e["first_accepted_at"], finished)), default=None)
-            if _better(mine, e["best"]):
-                e["best"] = mine
-    return {"exercises": {ex: {
-        "status": "solved" if e["best"]["result"] == ACCEPTED else "tried",
-        "attempts": e["attempts"],
-        "first_accepted_at": iso(e["first_accepted_at"]),
-        "last_at": iso(e["last_at"]),
-        "best": {"submission": e["best"]["id"], "result": e["best"]["result"], "passed": e["best"]["passed"],
-                 "finished_at": iso(e["best"]["finished_at"])},
-    } for ex, e in sorted(out.items())}}
+        for sub_id, exercise, result, finished in s.execute(
+                select(Submission.id, Submission.exercise, Submission.result, Submission.finished_at).where(*graded)):
+            by_exercise.setdefault(exercise, []).append(
+                {"id": sub_id, "result": result, "passed": 0, "finished_at": finished})
+        # the tests passed matter only where nothing was accepted: only those verdicts are read (and the best's)
+        unsolved = {ex for ex, rows in by_exercise.items() if all(r["result"] != ACCEPTED for r in rows)}
+        if unsolved:
+            passed = {i: _passed(v) for i, v in s.execute(select(Submission.id, Submission.verdict)
+                                                          .where(*graded, Submission.exercise.in_(sorted(unsolved))))}
+            for ex in unsolved:
+                for r in by_exercise[ex]:
+                    r["passed"] = passed.get(r["id"], 0)
+        best = {ex: _best(rows) for ex, rows in by_exercise.items()}
+        solved = {b["id"]: b for ex, b in best.items() if ex not in unsolved}
+        if solved:
+            for i, v in s.execute(select(Submission.id, Submission.verdict).where(Submission.id.in_(list(solved)))):
+                solved[i]["passed"] = _passed(v)
+    out = {}
+    for exercise, rows in sorted(by_exercise.items()):
+        b = best[exercise]
+        accepted = [r["finished_at"] for r in rows if r["result"] == ACCEPTED and r["finished_at"]]
+        out[exercise] = {
+            "status": "solved" if b["result"] == ACCEPTED else "tried",
+            "attempts": len(rows),
+            "first_accepted_at": iso(min(accepted, default=None)),
+            "last_at": iso(max((r["finished_at"] for r in rows if r["finished_at"]), default=None)),
+            "best": {"submission": b["id"], "result": b["result"], "passed": b["passed"],
+                     "finished_at": iso(b["finished_at"])},
+        }
+    return {"exercises": out}
 
 
 def _size(code: str) -> int:

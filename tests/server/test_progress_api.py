@@ -52,10 +52,11 @@ def test_progress_is_the_best_graded_verdict_per_exercise(app, grading, accounts
                                  "finished_at": "2026-12-01T09:02:00Z"}}
     first = _judged(db, "ada", EX, "accepted", 9, 10)
     _judged(db, "ada", EX, "wrong_answer", 8, 11)  # worse after the accepted one: still solved
-    _judged(db, "ada", EX, "accepted", 9, 12)
+    latest = _judged(db, "ada", EX, "accepted", 9, 12)
     e = c.get("/api/v1/progress", headers=bearer(ada)).json["exercises"][EX]
     assert (e["status"], e["attempts"], e["first_accepted_at"]) == ("solved", 6, "2026-12-01T09:10:00Z")
-    assert e["best"]["result"] == "accepted" and e["best"]["submission"] > first  # the latest accepted one
+    assert e["best"] == {"submission": latest, "result": "accepted", "passed": 9,  # the latest accepted one
+                         "finished_at": "2026-12-01T09:12:00Z"} and latest > first
     theirs = c.get("/api/v1/progress", headers=bearer(bob)).json["exercises"]
     assert {k: v["attempts"] for k, v in theirs.items()} == {EX: 1, OTHER: 1}
 
