@@ -2,7 +2,7 @@
 code to the server from one browser profile and has an accepted grading-server verdict; from a FRESH profile
 (empty storage) she logs in, sees the exercise solved on the list page (the browser itself still has nothing),
 and opens the saved code into the editor; the code it replaced can be put back, and code of her own is replaced
-only once she agrees. A save while offline is said in the panel and loses nothing.
+only once she agrees. A save while offline, or over the size limit (413), is said in the panel and loses nothing.
 
 The accepted verdict is a done submission written with the ORM into the site's database (what a runner leaves
 behind: tests/server/test_panel.py judges with a real runner; this test is about what the pages make of it)."""
@@ -51,7 +51,7 @@ def test_progress_and_code_follow_the_learner_to_a_fresh_browser(browser, site_f
     url = fresh_database("sqlite", None, tmp_path)
     db = open_database(url)
     Accounts(db).user("ada", password="ada-password-1")
-    site = site_factory(url)
+    site = site_factory(url, env={"MINISGL_PRACTICE_MAX_CODE_BYTES": "64"})  # a small limit to go over
     live = LiveSite(url=site.url, server=None)
     guard = Guard()
     first = open_context(browser, live, guard)
@@ -67,6 +67,11 @@ def test_progress_and_code_follow_the_learner_to_a_fresh_browser(browser, site_f
         assert page.inner_text("#server-code-status").startswith("Could not reach the server")
         assert editor_text(page) == MINE
         page.unroute("**/api/v1/workspaces/*")
+        page.evaluate("() => window.minisglPractice.setCode('x = ' + '1'.repeat(80))")
+        page.click("#server-save")  # over the limit: the server's 413, said in the panel
+        page.wait_for_function("() => document.getElementById('server-code').dataset.state === 'error'")
+        assert "84 bytes; the limit is 64" in page.inner_text("#server-code-status")
+        page.evaluate(f"() => window.minisglPractice.setCode({json.dumps(MINE)})")
         page.click("#server-save")
         page.wait_for_function("() => document.getElementById('server-code').dataset.state === 'saved'")
         assert page.inner_text("#server-code-status").startswith("Saved to the server")

@@ -30,9 +30,9 @@ export function setupWorkspace({ request, csrf, page }) {
     putBack.hidden = previous === null;
   }
 
-  async function call(options) {
+  async function call(options, where = url) {
     try {
-      return await request(url, options);
+      return await request(where, options);
     } catch {
       return { ok: false, status: 0, body: {} }; // offline, or the server is away
     }
@@ -88,10 +88,12 @@ export function setupWorkspace({ request, csrf, page }) {
   document.addEventListener("input", () => paint()); // typing may make the editor equal to, or differ from, it
   box.hidden = false;
 
-  (async () => {
-    const r = await call({});
-    if (r.ok) saved = { code: r.body.code, saved_at: r.body.saved_at };
-    else if (r.body.error?.code !== "no_workspace") say(problem(r, "read the code saved on the server"), "error");
+  (async () => { // the list first: no request that answers 404 when nothing is saved for this exercise
+    const list = await call({}, "/api/v1/workspaces");
+    const here = list.ok && list.body.workspaces?.some((w) => w.exercise === page.exercise.id);
+    const r = here ? await call({}) : list;
+    if (here && r.ok) saved = { code: r.body.code, saved_at: r.body.saved_at };
+    else if (!r.ok) say(problem(r, "read the code saved on the server"), "error");
     paint();
   })();
 }
