@@ -13,10 +13,10 @@ from typing import Any
 from flask import Blueprint, jsonify
 
 from .api import VERSION
-from .apidoc import accounts, exercises, runners, submissions
+from .apidoc import accounts, assignments, exercises, runners, submissions
 from .errors import ERROR_SCHEMA
 
-SOURCES = [exercises, submissions, runners, accounts]  # modules with PATHS and SCHEMAS
+SOURCES = [exercises, submissions, runners, accounts, assignments]  # modules with PATHS and SCHEMAS
 bp = Blueprint("openapi", __name__, url_prefix="/api/v1")
 
 
