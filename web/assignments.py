@@ -48,7 +48,7 @@ def _staff() -> None:
 
 
 def _get(s, assignment_id: int) -> Assignment:
-    a = s.get(Assignment, assignment_id)
+    a = s.get(Assignment, assignment_id) if 0 < assignment_id < 2**31 else None
     if a is None:
         raise ApiError(404, "not_found", f"No assignment {assignment_id}.")
     return a
@@ -88,14 +88,14 @@ def api_listing():
     return {"assignments": rows}
 
 
-@api_bp.get("/<rowid:assignment_id>")
+@api_bp.get("/<int:assignment_id>")
 @auth.require_user
 def api_show(assignment_id: int):
     grading = ready_grading()
     with grading.db.session() as s:
         if g.user.is_staff:
             return ops.staff_json(s, _get(s, assignment_id))
-        seen = ops.open_for(s, g.user.id, ids=[assignment_id])
+        seen = ops.open_for(s, g.user.id, ids=[assignment_id]) if 0 < assignment_id < 2**31 else []
     if not seen:
         raise ApiError(404, "not_found", f"No assignment {assignment_id}.")
     return seen[0]
@@ -112,14 +112,14 @@ def api_create():
     return resp
 
 
-@api_bp.patch("/<rowid:assignment_id>")
+@api_bp.patch("/<int:assignment_id>")
 @auth.require_user
 def api_edit(assignment_id: int):
     _staff()
     return _change(assignment_id, _body())
 
 
-@api_bp.delete("/<rowid:assignment_id>")
+@api_bp.delete("/<int:assignment_id>")
 @auth.require_user
 def api_delete(assignment_id: int):
     _staff()
@@ -128,7 +128,7 @@ def api_delete(assignment_id: int):
     return "", 204
 
 
-@api_bp.put("/<rowid:assignment_id>/extensions/<username>")
+@api_bp.put("/<int:assignment_id>/extensions/<username>")
 @auth.require_user
 def api_extend(assignment_id: int, username: str):
     _staff()
@@ -145,7 +145,7 @@ def api_extend(assignment_id: int, username: str):
         raise _api_error(e) from None
 
 
-@api_bp.delete("/<rowid:assignment_id>/extensions/<username>")
+@api_bp.delete("/<int:assignment_id>/extensions/<username>")
 @auth.require_user
 def api_unextend(assignment_id: int, username: str):
     _staff()

@@ -167,7 +167,9 @@ def test_api_refused_changes_change_nothing(app, accounts):
                   headers=bearer(boss))
     assert (early.status_code, early.json["error"]["field"]) == (400, "due_at")
     assert c.get(f"/api/v1/assignments/{a['id']}", headers=bearer(boss)).json == a
-    assert c.patch("/api/v1/assignments/999", json={"name": "x"}, headers=bearer(boss)).status_code == 404
+    for url in ("/api/v1/assignments/999", "/api/v1/assignments/0", f"/api/v1/assignments/{2**63}"):
+        assert c.patch(url, json={"name": "x"}, headers=bearer(boss)).status_code == 404, url
+        assert c.get(url, headers=bearer(boss)).status_code == 404, url
 
 
 def test_api_401_without_credentials_and_403_for_a_learner(app, accounts):
