@@ -253,6 +253,10 @@ def test_a_submission_records_its_timing_and_the_learner_sees_it(app, accounts):
     assert "(assignment Too late): accepted after the deadline." in ex_page
     assert "assignment Not open" not in ex_page
     assert "(assignment On time)." in ada.get(f"/exercises/{EX2}").text  # not accepted: just the due time
+    # deleting an assignment takes its timings with it; the submission stays
+    assert c.delete(f"/api/v1/assignments/{ids['Too late']}", headers=bearer(boss)).status_code == 204
+    assert {x["name"] for x in ada.get(f"/api/v1/submissions/{sub.json['id']}").json["timings"]} == \
+        {"On time", "In the late window", "Not open"}
     visitor = app.test_client()
     assert "your-assignments" not in visitor.get("/").text
     assert "assignment-due" not in visitor.get(f"/exercises/{EX}").text
