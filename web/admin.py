@@ -1,4 +1,4 @@
-"""Admin commands: ``flask --app web db|users|runners|queue ...``.
+"""Admin commands: ``flask --app web db|users|runners|queue|assignments ...`` (assignments: ``assignments_cli.py``).
 
 Tokens and links are printed once and stored hashed: copy them when they are shown.
 """
@@ -256,5 +256,7 @@ def queue_reap():
 
 
 def register_commands(app: Flask) -> None:
-    for group in (db_cli, users_cli, runners_cli, queue_cli):
+    from .assignments_cli import assignments_cli
+
+    for group in (db_cli, users_cli, runners_cli, queue_cli, assignments_cli):
         app.cli.add_command(group)

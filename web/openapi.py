@@ -13,10 +13,10 @@ from typing import Any
 from flask import Blueprint, jsonify
 
 from .api import VERSION
-from .apidoc import accounts, exercises, gradebook, runners, submissions
+from .apidoc import accounts, assignments, exercises, gradebook, progress, runners, submissions
 from .errors import ERROR_SCHEMA
 
-SOURCES = [exercises, submissions, runners, accounts, gradebook]  # modules with PATHS and SCHEMAS
+SOURCES = [exercises, submissions, runners, accounts, progress, assignments, gradebook]  # with PATHS and SCHEMAS
 bp = Blueprint("openapi", __name__, url_prefix="/api/v1")
 
 
