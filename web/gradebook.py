@@ -8,11 +8,11 @@
 - A cell counts the *graded* submissions of that learner and exercise: judged (``done``) and not run-only.
   ``result``: ``accepted`` if any of them was, else the newest one's result (None: none graded);
   ``accepted_at``: when the first accepted one (the first made) was submitted; ``attempts``: how many were graded;
-  ``timing``: what the first accepted one was (``on_time``, ``late``, ``after``, recorded when it was made)
-  against the filtered assignment, or, without an assignment filter, the worst against any assignment
+  ``timing``: the best that an accepted one was (``on_time`` over ``late`` over ``after``, each recorded when it
+  was made) against the filtered assignment, or, without an assignment filter, the worst of those against any assignment
   (``after`` over ``late`` over ``on_time``); None when it was recorded against none.
 - Per learner and assignment (the filtered one, else every assignment by due time): ``solved`` of ``total`` of
-  its exercises accepted, ``late`` of them whose first accepted submission was late or after against it.
+  its exercises accepted, ``late`` of them with no accepted submission on time against it.
 
 The submissions are read by aggregate queries grouped by (user, exercise), never one query per cell.
 """
@@ -26,7 +26,7 @@ from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session
 
 from .catalog import Catalog
-from .models import AFTER, DONE, LATE, ON_TIME, Assignment, Submission, SubmissionTiming, User
+from .models import AFTER, DONE, LATE, ON_TIME, TIMINGS, Assignment, Submission, SubmissionTiming, User
 
 ACCEPTED = "accepted"
 WORST = {None: 0, ON_TIME: 1, LATE: 2, AFTER: 3}  # which timing wins when several assignments hold an exercise
@@ -52,7 +52,7 @@ class Cell:
     accepted_at: dt.datetime | None = None
     attempts: int = 0
     timing: str | None = None
-    # what the first accepted submission was against each assignment (id -> timing): for the summaries
+    # the best an accepted submission was against each assignment (id -> timing): for the summaries
     timings: dict[int, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
@@ -154,7 +154,7 @@ def _standing(a: Assignment, user_id: int, cells: dict) -> Standing:
 
 @dataclass
 class _Acc:
-    """A cell as it is gathered: its aggregates, the newest one's result, the first accepted one's timings."""
+    """A cell as it is gathered: its aggregates, the newest one's result, the accepted ones' best timings."""
 
     attempts: int
     accepted_at: dt.datetime | None
@@ -163,8 +163,9 @@ class _Acc:
 
 
 def _cells(s: Session, f: Filter, slugs: list[str], learners) -> dict[tuple[int, str], Cell]:
-    """One statement: the graded submissions grouped by (user, exercise), joined to the newest one (its result),
-    the first accepted one (the first made: the lowest id; its time) and that one's timings (a row each)."""
+    """Two statements: the graded submissions grouped by (user, exercise), joined to the newest one (its result)
+    and the first accepted one (the first made: the lowest id; its time); the accepted ones' best timing per
+    assignment."""
     graded = and_(Submission.state == DONE, Submission.run_only.is_(False), Submission.exercise.in_(slugs),
                   Submission.user_id.in_(select(learners.c.id)))
     agg = (select(Submission.user_id, Submission.exercise, func.count().label("attempts"),
@@ -172,18 +173,21 @@ def _cells(s: Session, f: Filter, slugs: list[str], learners) -> dict[tuple[int,
                   func.max(Submission.id).label("latest_id"))
            .where(graded).group_by(Submission.user_id, Submission.exercise).subquery())
     latest, first = Submission.__table__.alias("latest"), Submission.__table__.alias("first")
-    q = (select(agg.c.user_id, agg.c.exercise, agg.c.attempts, latest.c.result, first.c.created_at,
-                SubmissionTiming.assignment_id, SubmissionTiming.timing)
+    q = (select(agg.c.user_id, agg.c.exercise, agg.c.attempts, latest.c.result, first.c.created_at)
          .join(latest, latest.c.id == agg.c.latest_id)
-         .outerjoin(first, first.c.id == agg.c.first_id)
-         .outerjoin(SubmissionTiming, SubmissionTiming.submission_id == agg.c.first_id))
-    acc: dict[tuple[int, str], _Acc] = {}
-    for uid, slug, attempts, result, accepted_at, assignment_id, timing in s.execute(q):
-        a = acc.get((uid, slug))
-        if a is None:
-            a = acc[(uid, slug)] = _Acc(attempts, accepted_at, result)
-        if assignment_id is not None:
-            a.timings[assignment_id] = timing
+         .outerjoin(first, first.c.id == agg.c.first_id))
+    acc = {(uid, slug): _Acc(attempts, accepted_at, result)
+           for uid, slug, attempts, result, accepted_at in s.execute(q)}
+    # the best timing of the accepted ones against each assignment (an extension granted after a late one, then an
+    # accepted resubmission on time: on time), as the assignments API says it
+    rank = case(*((SubmissionTiming.timing == t, i) for i, t in enumerate(TIMINGS)), else_=len(TIMINGS))
+    best = (select(Submission.user_id, Submission.exercise, SubmissionTiming.assignment_id, func.min(rank))
+            .join(SubmissionTiming, SubmissionTiming.submission_id == Submission.id)
+            .where(graded, Submission.result == ACCEPTED)
+            .group_by(Submission.user_id, Submission.exercise, SubmissionTiming.assignment_id))
+    for uid, slug, assignment_id, r in s.execute(best):
+        if r < len(TIMINGS):
+            acc[(uid, slug)].timings[assignment_id] = TIMINGS[r]
     return {key: _cell(a, f) for key, a in acc.items()}
 
 

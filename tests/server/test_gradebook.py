@@ -11,11 +11,12 @@ import json
 from html.parser import HTMLParser
 
 import pytest
+from sqlalchemy import select
 
 from web import sessions
 from web.deadlines import record_timings
 from web.gradebook import Filter, UnknownFilter, gradebook
-from web.models import CANCELLED, DONE, QUEUED, Assignment, AssignmentItem, Submission, User
+from web.models import CANCELLED, DONE, QUEUED, Assignment, AssignmentItem, Extension, Submission, User
 
 E1, E2, E3 = "req-lengths", "sampling-params-validate", "base-op-state-dict"  # chapters request-lifecycle, layers
 T0 = dt.datetime(2026, 11, 2, 9, 0, 0)
@@ -97,6 +98,20 @@ def test_best_verdict_first_accepted_attempts_and_timings(app, grading, course):
     assert standings == {"alice": [(1, 2, 1), (1, 2, 1)], "bob": [(1, 2, 0), (1, 2, 0)],
                          "carol": [(1, 2, 0), (0, 2, 0)]}
 
+
+
+def test_an_on_time_resubmission_after_an_extension_wins_over_a_late_first(app, grading, course):
+    """The timing is the best an accepted submission was (as the assignments API says), not the first's."""
+    with grading.db.session() as s:
+        alice = s.scalar(select(User).where(User.username == "alice"))
+        s.add(Extension(assignment_id=course["week1"], user_id=alice.id, due_at=_day(20)))
+        s.flush()
+        _sub(s, alice, E1, "accepted", 11)  # week 1: on time now (extended); week 2: still after
+    gb = _compute(app, grading, Filter(assignment=course["week1"]))
+    cell = gb.rows[0].cells[E1]
+    assert (cell.accepted_at, cell.timing, cell.late) == (_day(8), "on_time", False)  # the first's time, the best
+    assert _compute(app, grading, Filter(assignment=course["week2"])).rows[0].cells[E1].timing == "after"
+    assert [(st.solved, st.late) for st in _compute(app, grading, Filter()).rows[0].standings] == [(1, 1), (1, 0)]
 
 def test_filters_by_assignment_chapter_and_group(app, grading, course):
     gb = _compute(app, grading, Filter(assignment=course["week1"]))
