@@ -135,7 +135,7 @@ def median_s(fn, runs: int) -> float:
     return statistics.median(times)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--learners", type=int, default=300)
     ap.add_argument("--exercises", type=int, default=50)
@@ -144,7 +144,7 @@ def main() -> int:
     ap.add_argument("--db", choices=("postgresql", "sqlite"), default="postgresql")
     ap.add_argument("--explain", action="store_true", help="print PostgreSQL's plan of the cells' queries")
     ap.add_argument("--profile", action="store_true", help="print cProfile's view of each request")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.db == "postgresql" and not have_postgres():
         print("PostgreSQL is not installed (apt-get install -y postgresql)")
         return 2

@@ -8,11 +8,11 @@ four columns:
 - ``<slug> attempts``: how many graded submissions (done, not run-only),
 - ``<slug> accepted at``: when the first accepted one was submitted, ISO 8601 UTC as the API writes times
   (``2026-12-01T09:30:00Z``),
-- ``<slug> timing``: what that one was against the filtered assignment (against any, the worst, without an
-  assignment filter): ``on_time``, ``late``, ``after``, or empty (not accepted, or against no assignment),
+- ``<slug> timing``: the best an accepted one was against the filtered assignment (without an assignment filter,
+  the worst of those against any): ``on_time``, ``late``, ``after``, or empty (not accepted, or against none),
 
 then per assignment ``<name> solved (of <total>)`` (how many of its exercises are accepted) and ``<name> late``
-(how many of those were first accepted late or after). The page's cells carry the same values in data
+(how many of those have no accepted submission on time). The page's cells carry the same values in data
 attributes (``data-result``, ``data-attempts``, ``data-accepted-at``, ``data-timing``; ``data-solved``,
 ``data-late``). A text cell that a spreadsheet would read as a formula (``= + - @``) gets a leading ``'``.
 """
