@@ -35,7 +35,19 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         n = int(app.config["TRUSTED_PROXIES"])
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=n, x_proto=n)
 
-    from . import accounts, api, pages, runners, similarity_api, staff, staff_similarity, submissions
+    from . import (
+        accounts,
+        api,
+        assignments,
+        gradebook_views,
+        pages,
+        progress,
+        runners,
+        similarity_api,
+        staff,
+        staff_similarity,
+        submissions,
+    )
     from .admin import register_commands
     from .catalog import CatalogCache
     from .errors import error_response, register_errors
@@ -64,6 +76,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from .browser_judge import bp as browser_judge
 
     for bp in (pages.bp, api.bp, openapi_bp, browser_judge, accounts.bp, submissions.bp, runners.bp, staff.bp,
+               progress.bp, assignments.api_bp, assignments.staff_bp, gradebook_views.pages, gradebook_views.api,
                staff_similarity.bp, similarity_api.bp):
         app.register_blueprint(bp)
     register_commands(app)

@@ -1,10 +1,12 @@
-"""Admin commands: ``flask --app web db|users|runners|queue|similarity ...``.
+"""Admin commands: ``flask --app web db|users|runners|queue|assignments|similarity ...`` (assignments:
+``assignments_cli.py``, similarity: ``similarity_cli.py``).
 
 Tokens and links are printed once and stored hashed: copy them when they are shown.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
@@ -22,7 +24,6 @@ db_cli = AppGroup("db", help="The database schema (Alembic migrations).")
 users_cli = AppGroup("users", help="Learner and staff accounts, invitations, API tokens.")
 runners_cli = AppGroup("runners", help="GPU runners and their tokens.")
 queue_cli = AppGroup("queue", help="The submissions queue.")
-similarity_cli = AppGroup("similarity", help="Similarity reports between accepted submissions.")
 
 
 def _base_url() -> str:
@@ -108,7 +109,27 @@ def users_list():
         for u in s.scalars(select(User).order_by(User.username)):
             flags = ",".join(f for f, on in (("staff", u.is_staff), ("disabled", u.disabled),
                                                ("no-password", not u.password_hash)) if on)
-            click.echo(f"{u.username:24} {flags}")
+            click.echo(f"{u.username:24} {u.group_name or '-':16} {flags}".rstrip())
+
+
+GROUP_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$")
+
+
+@users_cli.command("group")
+@click.argument("username")
+@click.argument("group")
+def users_group(username: str, group: str):
+    """Put a learner in GROUP (a course's section, the gradebook's filter); an empty GROUP ("") clears it."""
+    group = group.strip()
+    if group and not GROUP_RE.match(group):
+        _fail("A group is 1 to 64 characters: letters, digits, spaces, '.', '_' or '-', starting with a letter "
+              "or digit.")
+    with get_grading().db.session() as s:
+        user = s.scalar(select(User).where(User.username == username.strip().lower()))
+        if user is None:
+            _fail(f"No user {username!r}.")
+        user.group_name = group
+    click.echo(f"{username} is in group {group}" if group else f"{username} is in no group")
 
 
 @users_cli.command("disable")
@@ -235,21 +256,9 @@ def queue_reap():
     click.echo(f"requeued {requeued}, ended as internal_error {failed}")
 
 
-# --- similarity -----------------------------------------------------------------------------------------------
-
-
-@similarity_cli.command("run")
-@click.option("--limit", default=1000, show_default=True, help="At most this many new submissions.")
-def similarity_run(limit: int):
-    """Compare the new accepted submissions now (the site does it every SIMILARITY_SECONDS by itself)."""
-    from .similarity import counts, process_pending
-
-    grading = get_grading()
-    done = process_pending(grading.db, current_app.extensions["minisgl.catalog"].get(), limit)
-    marked, waiting = counts(grading.db)
-    click.echo(f"compared {done} new accepted submissions; {marked} compared in all, {waiting} waiting")
-
-
 def register_commands(app: Flask) -> None:
-    for group in (db_cli, users_cli, runners_cli, queue_cli, similarity_cli):
+    from .assignments_cli import assignments_cli
+    from .similarity_cli import similarity_cli
+
+    for group in (db_cli, users_cli, runners_cli, queue_cli, assignments_cli, similarity_cli):
         app.cli.add_command(group)

@@ -13,10 +13,11 @@ from typing import Any
 from flask import Blueprint, jsonify
 
 from .api import VERSION
-from .apidoc import accounts, exercises, runners, similarity, submissions
+from .apidoc import accounts, assignments, exercises, gradebook, progress, runners, similarity, submissions
 from .errors import ERROR_SCHEMA
 
-SOURCES = [exercises, submissions, runners, accounts, similarity]  # modules with PATHS and SCHEMAS
+SOURCES = [exercises, submissions, runners, accounts, progress, assignments, gradebook,  # with PATHS and SCHEMAS
+           similarity]
 bp = Blueprint("openapi", __name__, url_prefix="/api/v1")
 
 

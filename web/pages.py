@@ -9,11 +9,16 @@ from pygments.lexers import PythonLexer
 
 from judge.exercise import DIFFICULTIES, SLUG_RE
 
+from . import auth
 from .api import MAX_ID, catalog, filters_from_request
+from .assignment_ops import open_for
 from .config import book_url
+from .errors import ApiError
+from .grading import get_grading
 from .rendering import markdown_html
 
 MODE_NAMES = {"browser": "browser", "local": "local", "gpu": "GPU"}
+TIMING_WORDS = {"on_time": "on time", "late": "late, in the late window", "after": "after the deadline"}
 PROGRESS_STATUSES = ("", "solved", "tried", "new")  # filtered in the page, from the browser's progress
 
 bp = Blueprint("pages", __name__)
@@ -21,7 +26,17 @@ bp = Blueprint("pages", __name__)
 
 @bp.app_context_processor
 def names():
-    return {"mode_names": MODE_NAMES, "book_link": book_link}
+    return {"mode_names": MODE_NAMES, "book_link": book_link, "timing_words": TIMING_WORDS}
+
+
+@bp.app_template_filter("iso_utc")
+def iso_utc(value: str | None) -> str:
+    """``2026-12-10T23:59:00.000Z`` as the pages say it: ``2026-12-10 23:59 UTC`` (seconds only when set)."""
+    if not value:
+        return ""
+    day, _, clock = value.removesuffix("Z").partition("T")
+    clock = clock.split(".")[0]
+    return f"{day} {clock.removesuffix(':00') if clock.count(':') == 2 else clock} UTC"
 
 
 def book_link(chapter) -> str | None:
@@ -41,7 +56,22 @@ def index():
         status = ""
     shown_ids = {en.slug for en in cat.filter(filters)}
     return render_template("list.html", catalog=cat, filters=filters, status=status, shown_ids=shown_ids,
-                           difficulties=DIFFICULTIES)
+                           difficulties=DIFFICULTIES, assignments=_assignments())
+
+
+def _assignments(exercise: str | None = None) -> list[dict] | None:
+    """The open assignments of the learner logged in on this browser (holding ``exercise``, if given), as
+    ``assignment_ops.open_for`` gives them; None for a visitor (or a bearer token: pages go by the cookie)."""
+    if request.headers.get("Authorization") is not None:
+        return None
+    try:
+        user = auth.current_user()
+    except ApiError:
+        return None
+    if user is None:
+        return None
+    with get_grading().db.session() as s:
+        return open_for(s, user.id, exercise=exercise)
 
 
 @bp.get("/exercises/")
@@ -79,4 +109,5 @@ def exercise(slug: str):
         "exercise.html", entry=entry, tests_html=tests_html, page_data=page_data,
         hints_html=[markdown_html(h) for h in e.hints],
         prev=cat.by_slug.get(entry.prev or ""), next=cat.by_slug.get(entry.next or ""),
+        assignments=_assignments(e.slug),
     )

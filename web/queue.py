@@ -23,11 +23,12 @@ import json
 import math
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, select, text, update
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import Session, aliased
 
 from judge.modes import judge_mode
 from judge.verdict import Verdict
@@ -107,7 +108,10 @@ class Queue:
 
     # --- learners -------------------------------------------------------------------------------------------
 
-    def enqueue(self, user_id: int, exercise: str, mode: str, code: str, run_only: bool = False) -> Submission:
+    def enqueue(self, user_id: int, exercise: str, mode: str, code: str, run_only: bool = False,
+                also: Callable[[Session, Submission], object] | None = None) -> Submission:
+        """Insert a queued submission; ``also(session, submission)`` runs in the same transaction once it has its
+        id (the submissions API records its timings against the assignments there)."""
         now = utcnow()
         window = dt.timedelta(seconds=self.config.rate_window_s)
         with self.db.session(write_lock=True) as s:
@@ -137,6 +141,8 @@ class Queue:
                              state=QUEUED, created_at=now, updated_at=now)
             s.add(sub)
             s.flush()
+            if also is not None:
+                also(s, sub)
             changed(s, self.db, self.hub)
             return sub
 

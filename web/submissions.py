@@ -20,7 +20,6 @@ Another learner's submission is a 404, as if it did not exist; staff see every s
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import math
 from typing import Any
@@ -31,7 +30,9 @@ from sqlalchemy import select
 from judge.exercise import SLUG_RE, ExerciseError, list_exercises
 from judge.modes import SUBMISSION_MODES, judge_mode
 
+from .assignment_ops import iso, timings_of
 from .auth import credential_check, current_user, require_user
+from .deadlines import record_timings
 from .errors import ApiError, json_object
 from .grading import Grading, ready_grading
 from .models import DONE, FINAL_STATES, Submission, runner_label
@@ -56,11 +57,8 @@ def _modes_under(root: str | None) -> dict[str, tuple[str, ...]]:
         return {}
 
 
-def iso(t: dt.datetime | None) -> str | None:
-    return t.replace(microsecond=(t.microsecond // 1000) * 1000).isoformat() + "Z" if t else None
-
-
-def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = True) -> dict[str, Any]:
+def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = True,
+                    timings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     d: dict[str, Any] = {
         "id": sub.id,
         "exercise": sub.exercise,
@@ -77,6 +75,7 @@ def submission_json(grading: Grading, s, sub: Submission, *, verdict: bool = Tru
         "claimed_at": iso(sub.claimed_at),
         "finished_at": iso(sub.finished_at),
         "judged_on": sub.judged_on_dict(),
+        "timings": timings if timings is not None else timings_of(s, [sub.id])[sub.id],
         "links": {
             "self": f"/api/v1/submissions/{sub.id}",
             "events": f"/api/v1/submissions/{sub.id}/events",
@@ -134,7 +133,7 @@ def create():
     except UnicodeEncodeError:
         raise ApiError(400, "bad_code", "The code is not valid Unicode (lone surrogates).") from None
     try:
-        sub = grading.queue.enqueue(g.user.id, exercise, mode, code, run)
+        sub = grading.queue.enqueue(g.user.id, exercise, mode, code, run, also=record_timings)
     except Refused as e:
         status = 503 if e.code == "intake_paused" else 429
         raise ApiError(status, e.code, e.message, retry_after=e.retry_after) from None
@@ -165,7 +164,9 @@ def listing():
                 raise ApiError(400, "bad_exercise", "'exercise' must be an exercise id (a slug like "
                                "graph-capture-loop).")
             q = q.where(Submission.exercise == exercise)
-        rows = [submission_json(grading, s, sub, verdict=False) for sub in s.scalars(q)]
+        subs = list(s.scalars(q))
+        timings = timings_of(s, [sub.id for sub in subs])
+        rows = [submission_json(grading, s, sub, verdict=False, timings=timings[sub.id]) for sub in subs]
     return {"submissions": rows}
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from judge.modes import SUBMISSION_MODES
 
+from ..models import TIMINGS
 from .common import BEARER, errors_doc, ok_doc
 
 _SID = {"name": "sub_id", "in": "path", "required": True,
@@ -90,6 +91,13 @@ SCHEMAS: dict[str, Any] = {
             "judged_on": {"type": ["object", "null"], "description": "runner, device, gpu, emulated (no GPU: "
                           "CUDA graphs emulated on the CPU), note."},
             "verdict": {"type": ["object", "null"], "description": "The verdict (judge/verdict.schema.json)."},
+            "timings": {"type": "array", "description": "A graded submission: what it was against each assignment "
+                        "holding its exercise when it was made (on_time, late: in the late window, after).",
+                        "items": {"type": "object", "required": ["assignment", "name", "timing"],
+                                  "additionalProperties": False,
+                                  "properties": {"assignment": {"type": "integer", "description": "Its id."},
+                                                 "name": {"type": "string"},
+                                                 "timing": {"type": "string", "enum": list(TIMINGS)}}}},
             "links": {"type": "object", "additionalProperties": {"type": "string"}},
         },
     },

@@ -3,8 +3,9 @@
 import { createEditor, gotoLine, replaceAll } from "./editor.js";
 import { setupHints } from "./hints.js";
 import { createJudge } from "./judge.js";
-import { STATUS_TEXT as PROGRESS_TEXT, addVerdict, load, saveCode, status } from "./progress.js";
+import { STATUS_TEXT as PROGRESS_TEXT, addVerdict, load, mergedStatus, saveCode, saveReplaced } from "./progress.js";
 import { setupReveal } from "./reveal.js";
+import { fetchServerProgress } from "./serverprogress.js";
 import { renderPending, renderVerdict, sourceBadge, sourceText, statusText } from "./verdict.js";
 
 const data = JSON.parse(document.getElementById("exercise-data").textContent);
@@ -55,8 +56,10 @@ const cardOptions = {
   testCount: data.test_count,
 };
 
+let serverEntry; // this exercise in the grading server's progress of the logged-in learner (GET /api/v1/progress)
+
 function paintProgress(entry) {
-  const s = status(entry);
+  const s = mergedStatus(entry, serverEntry);
   for (const badge of document.querySelectorAll(`[data-progress-for="${data.id}"]`)) {
     badge.textContent = PROGRESS_TEXT[s];
     badge.dataset.status = s;
@@ -153,12 +156,23 @@ $("download-code").addEventListener("click", () => {
 });
 
 setupHints(data.id);
-setupReveal(data);
+setupReveal(data, () => serverEntry?.status === "solved");
+fetchServerProgress().then((got) => {
+  serverEntry = got?.[data.id];
+  if (serverEntry) paintProgress(load(data.id));
+});
 
 // ---- for other panels on this page (e.g. the grading server's) ----------------------------------
+/** Put `text` in the editor (Ctrl+Z undoes it); the code it replaces is kept in the progress ("replaced"). */
+function setCode(text) {
+  saveReplaced(data.id, code());
+  replaceAll(view, text);
+  view.focus();
+}
+
 window.minisglPractice = {
-  exercise: data, code, recordVerdict, lastVerdict: () => lastVerdict, history: () => load(data.id).verdicts,
-  renderVerdict: (el, v) => renderVerdict(el, v, cardOptions),
+  exercise: data, code, setCode, recordVerdict, lastVerdict: () => lastVerdict, history: () => load(data.id).verdicts,
+  renderVerdict: (el, v) => renderVerdict(el, v, cardOptions), stored: () => load(data.id),
 };
 
 // Python loads behind the page, once the editor is usable

@@ -1,13 +1,17 @@
 // The exercise list: the start block's buttons (Start, Continue where you left off, Next), filters applied as
-// you type (and kept in the URL), progress badges, export/import.
-import { ProgressError, STATUS_TEXT, exportAll, importAll, lastTouched, load, slugs, status } from "./progress.js";
+// you type (and kept in the URL), progress badges, export/import. Logged in, the badges, the summary, the
+// status filter and Next show the better of this browser's progress and the grading server's.
+import { ProgressError, STATUS_TEXT, exportAll, importAll, lastTouched, load, mergedStatus, slugs } from "./progress.js";
+import { fetchServerProgress, loggedIn } from "./serverprogress.js";
 
 const form = document.getElementById("filters");
 const items = [...document.querySelectorAll(".exercise-item")];
 const FIELDS = ["q", "chapter", "difficulty", "mode", "tag", "status"];
 
+let server; // GET /api/v1/progress's exercises once read (logged in only); null: they could not be read
+
 function progressOf(slug) {
-  return status(load(slug));
+  return mergedStatus(load(slug), server?.[slug]);
 }
 
 function paintBadges() {
@@ -18,9 +22,13 @@ function paintBadges() {
   }
   const solved = items.filter((li) => progressOf(li.dataset.id) === "solved").length;
   const tried = items.filter((li) => progressOf(li.dataset.id) === "tried").length;
-  document.getElementById("progress-summary").textContent =
-    `Solved ${solved} of ${items.length}, tried ${tried} more. Kept in this browser only (local storage): ` +
-    "your code, your last 20 verdicts per exercise, and what you solved.";
+  const counts = `Solved ${solved} of ${items.length}, tried ${tried} more`;
+  const kept = "your code, your last 20 verdicts per exercise, and what you solved";
+  document.getElementById("progress-summary").textContent = server
+    ? `${counts}, with your account's verdicts on the grading server. This browser keeps ${kept} (local storage).`
+    : server === null ? `${counts}. Kept in this browser (local storage): ${kept}; the grading server's `
+      + "verdicts could not be read just now."
+      : `${counts}. Kept in this browser${loggedIn() ? "" : " only"} (local storage): ${kept}.`;
 }
 
 /** The start block's buttons, from the progress in this browser. Nothing touched: "Start with the first
@@ -136,6 +144,14 @@ document.getElementById("import-progress").addEventListener("change", async (ev)
 paintBadges();
 paintContinue();
 applyFilters();
+if (loggedIn()) {
+  fetchServerProgress().then((got) => {
+    server = got;
+    paintBadges();
+    paintContinue();
+    applyFilters();
+  });
+}
 // back from an exercise, a page restored from the back/forward cache shows what was done there
 addEventListener("pageshow", (ev) => {
   if (!ev.persisted) return;

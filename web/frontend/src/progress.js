@@ -6,6 +6,9 @@
 // hints} ("hints" came later: entries and exports without it read as 0).
 // A verdict from the grading server's panel has a `source` ({kind: "server", text, submission, at}); one judged
 // in this browser has none. Either kind of accepted Submit marks the exercise solved.
+// Logged in, the pages also show the grading server's progress of the account (serverprogress.js): the better
+// of the two statuses (mergedStatus), never written here, so an export is what this browser has.
+// "replaced" ({code, at}): the code the editor held when the learner opened the code saved on the server.
 
 export const FORMAT = "minisgl-practice-progress";
 export const VERSION = 1;
@@ -114,6 +117,28 @@ export function addVerdict(slug, verdict) {
 export function status(entry) {
   if (entry.solved) return "solved";
   return entry.verdicts.length ? "tried" : "new";
+}
+
+const RANK = { new: 0, tried: 1, solved: 2 };
+
+/** The better of this browser's status for an entry and the server's for the same exercise (solved > tried >
+ * not tried); `server` is the exercise's entry of GET /api/v1/progress, or undefined. */
+export function mergedStatus(entry, server) {
+  const mine = status(entry);
+  const theirs = server && RANK[server.status] !== undefined ? server.status : "new";
+  return RANK[theirs] > RANK[mine] ? theirs : mine;
+}
+
+/** Keep the code the editor had before it was replaced by the server's (recoverable); false when storage refuses. */
+export function saveReplaced(slug, code) {
+  const entry = read(slug);
+  entry.replaced = { code, at: new Date().toISOString() };
+  try {
+    write(slug, entry);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export const STATUS_TEXT = { solved: "solved", tried: "tried", new: "not tried" };

@@ -1,12 +1,13 @@
-// The explanation and reference solution: shown at once once the exercise is solved in this browser or every
-// hint was used; before that, only after a confirmation (a modal <dialog>). "Loading…" until it arrives.
+// The explanation and reference solution: shown at once once the exercise is solved (in this browser, or on the
+// grading server for the logged-in learner) or every hint was used; before that, only after a confirmation (a
+// modal <dialog>). "Loading…" until it arrives.
 import { createEditor } from "./editor.js";
 import { hintsUsed } from "./hints.js";
 import { load } from "./progress.js";
 
 /** The confirmation's question, or null when the reference may be shown at once. */
-function question(slug, totalHints) {
-  if (load(slug).solved) return null;
+function question(slug, totalHints, solvedOnServer) {
+  if (load(slug).solved || solvedOnServer()) return null;
   const left = totalHints - hintsUsed(slug, totalHints);
   if (left <= 0) return null;
   return `You have not solved it and have ${left} ${left === 1 ? "hint" : "hints"} left. Show the reference anyway?`;
@@ -66,7 +67,8 @@ async function showReference(box, button, url) {
   }
 }
 
-export function setupReveal(data) {
+/** `solvedOnServer()`: whether the grading server has an accepted submission of the learner (logged in). */
+export function setupReveal(data, solvedOnServer = () => false) {
   const button = document.getElementById("reveal-solution");
   const box = document.getElementById("solution");
   const dialog = document.getElementById("reveal-confirm");
@@ -75,7 +77,7 @@ export function setupReveal(data) {
     if (busy) return;
     busy = true;
     try {
-      const ask = question(data.id, data.hints);
+      const ask = question(data.id, data.hints, solvedOnServer);
       if (ask && !(await confirmed(dialog, ask))) {
         button.focus();
         return;

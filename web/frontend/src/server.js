@@ -4,6 +4,8 @@
 // this learner's latest submission of the exercise (GET /api/v1/submissions?exercise=ID&limit=1) and follows
 // it if it is still queued or running.
 // It uses the page's own hooks (window.minisglPractice: the code, the cards, the history).
+// Logged in, the panel also holds "Your code on the server" (workspace.js), runners or not.
+import { setupWorkspace } from "./workspace.js";
 
 const $ = (id) => document.getElementById(id);
 const panel = $("server-panel");
@@ -193,10 +195,21 @@ async function resume() {
 
 async function init() {
   if (!panel || !page()) return;
-  const g = await json("/api/v1/grading");
-  if (!g.ok || g.body.runners < 1) return; // no runners: no panel
-  mode = modeFor(page().exercise.modes, g.body.modes);
-  if (!mode) return; // no runner judges this exercise's modes (browser only, or no runner takes them)
+  const g = await json("/api/v1/grading").catch(() => ({ ok: false }));
+  if (!g.ok) return;
+  // no runners, or none judges this exercise's modes (browser only, or no runner takes them): no judging here
+  mode = g.body.runners < 1 ? null : modeFor(page().exercise.modes, g.body.modes);
+  if (g.body.logged_in) {
+    panel.hidden = false;
+    setupWorkspace({ request: json, csrf: token, page: page() });
+  }
+  if (!mode) {
+    if (g.body.logged_in) { // only the code part: the panel is about that
+      $("server-h").textContent = "Your code on the grading server";
+      $("server-about").textContent = "Save your code here to open it in another browser once you log in there.";
+    }
+    return;
+  }
   panel.hidden = false;
   const able = g.body.online.filter((r) => r.modes.includes(mode));
   const counts = new Map();
