@@ -49,8 +49,9 @@ def pair(pair_id: int):
         b = s.get(Submission, p.other_id) if p.other_id is not None else None
     if b is not None:
         other_code = b.code
-    else:
-        other_code = sim.reference_for(current_app.extensions["minisgl.catalog"].get(), p.exercise) or ""
+    else:  # the reference as it is now (None: the exercise is gone, or the engine is not importable here)
+        other_code = sim.reference_for(current_app.extensions["minisgl.catalog"].get(), p.exercise)
+    missing, other_code = other_code is None, other_code or ""
     match = compare_codes(a.code, other_code)
-    return render_template("server/similarity_pair.html", pair=p, a=a, b=b,
+    return render_template("server/similarity_pair.html", pair=p, a=a, b=b, reference_missing=missing,
                            a_html=marked_html(a.code, match.spans_a), b_html=marked_html(other_code, match.spans_b))

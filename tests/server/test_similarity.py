@@ -225,9 +225,12 @@ def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(a
     code = alternative(EX) + f'\nNOTE = "{SCRIPT}"\n'
     first = accepted(db, learner(db, "ann"), code)
     second = accepted(db, learner(db, "bob"), disguise(code))
+    third = accepted(db, learner(db, "cat"), disguise(reference(EX)))
     sim.process_pending(db, EXERCISES)
     with db.session() as s:
         pair_id = s.scalar(select(SimilarityPair.id).where(SimilarityPair.submission_id == second))
+        ref_pair = s.scalar(select(SimilarityPair.id).where(SimilarityPair.submission_id == third,
+                                                            SimilarityPair.other_id.is_(None)))
 
     anonymous = app.test_client()
     for path in ("/staff/similarity/", f"/staff/similarity/{pair_id}"):
@@ -240,7 +243,8 @@ def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(a
     assert 'href="/staff/similarity/"' in staff.get("/staff/").text  # linked from the staff page
     listing = staff.get(f"/staff/similarity/?exercise={EX}").text
     rows = re.findall(r"<tr><td>([0-9.]+)</td>\s*<td>(\w+) <span class=\"muted\">#(\d+)", listing)
-    assert rows and rows[0][1:] == ("bob", str(second)) and float(rows[0][0]) >= sim.THRESHOLD
+    assert [r[1:] for r in rows] == [("cat", str(third)), ("bob", str(second))]  # by score: 0.92, 0.84
+    assert float(rows[0][0]) >= float(rows[1][0]) >= sim.THRESHOLD
     assert f'/staff/similarity/{pair_id}"' in listing and "ann" in listing
     assert "No similar pairs for graph-bs-list" in staff.get("/staff/similarity/?exercise=graph-bs-list").text
 
@@ -250,6 +254,9 @@ def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(a
     marked = re.findall(r"<mark>(.*?)</mark>", page.text, re.S)
     assert len(marked) >= 2 and sum(len(m) for m in marked) > len(code) // 2  # most of both codes is shared
     assert staff.get("/staff/similarity/999999").status_code == 404
+    ref_page = staff.get(f"/staff/similarity/{ref_pair}").text
+    assert "The reference solution</h2>" in ref_page and "cat <span" in ref_page
+    assert re.search(r'id="code-b"><code>.*<mark>', ref_page, re.S) and "the reference solution" in listing
     assert first in {p[1] for p in pairs(db)}
 
     # the same report as JSON: staff only
@@ -260,10 +267,11 @@ def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(a
     assert (r.status_code, r.json["error"]["code"]) == (403, "staff_only")
     as_staff = {"Authorization": f"Bearer {staff_token}"}
     body = api.get(f"/api/v1/similarity?exercise={EX}", headers=as_staff).json
-    top = body["pairs"][0]
+    top = body["pairs"][1]
     assert (top["id"], top["submission"]["id"], top["submission"]["user"]) == (pair_id, second, "bob")
     assert top["other"]["id"] == first and top["other"]["created_at"].endswith("Z") and top["score"] >= 0.6
-    assert top["link"] == f"/staff/similarity/{pair_id}" and body["waiting"] == 0 and body["compared"] == 2
+    assert top["link"] == f"/staff/similarity/{pair_id}" and body["waiting"] == 0 and body["compared"] == 3
+    assert [p["other"] for p in body["pairs"] if p["id"] == ref_pair] == [None]  # the reference
     for bad in ("limit=0", "limit=x", "exercise=Not_A_Slug"):
         r = api.get(f"/api/v1/similarity?{bad}", headers=as_staff)
         assert (r.status_code, r.json["error"]["code"]) == (400, "invalid_parameter")
