@@ -248,6 +248,8 @@ def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(a
     assert float(rows[0][0]) >= float(rows[1][0]) >= sim.THRESHOLD
     assert f'/staff/similarity/{pair_id}"' in listing and "ann" in listing
     assert "No similar pairs for graph-bs-list" in staff.get("/staff/similarity/?exercise=graph-bs-list").text
+    fourth = accepted(db, learner(db, "dan"), code)  # a page request never compares: it only says it waits
+    assert 'id="n-waiting">1<' in staff.get("/staff/similarity/").text and count(db, SimilarityMark) == 3
 
     page = staff.get(f"/staff/similarity/{pair_id}")
     assert page.status_code == 200 and page.headers["Cache-Control"] == "no-store"
@@ -258,7 +260,7 @@ def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(a
     ref_page = staff.get(f"/staff/similarity/{ref_pair}").text
     assert "The reference solution</h2>" in ref_page and "cat <span" in ref_page
     assert re.search(r'id="code-b"><code>.*<mark>', ref_page, re.S) and "the reference solution" in listing
-    assert first in {p[1] for p in pairs(db)}
+    assert first in {p[1] for p in pairs(db)} and fourth not in {p[0] for p in pairs(db)}
 
     # the same report as JSON: staff only
     api = app.test_client()
@@ -271,7 +273,7 @@ def test_the_staff_pages_and_the_api_rank_the_pairs_and_show_the_codes_escaped(a
     top = body["pairs"][1]
     assert (top["id"], top["submission"]["id"], top["submission"]["user"]) == (pair_id, second, "bob")
     assert top["other"]["id"] == first and top["other"]["created_at"].endswith("Z") and top["score"] >= 0.6
-    assert top["link"] == f"/staff/similarity/{pair_id}" and body["waiting"] == 0 and body["compared"] == 3
+    assert top["link"] == f"/staff/similarity/{pair_id}" and body["waiting"] == 1 and body["compared"] == 3
     assert [p["other"] for p in body["pairs"] if p["id"] == ref_pair] == [None]  # the reference
     for bad in ("limit=0", "limit=x", "exercise=Not_A_Slug"):
         r = api.get(f"/api/v1/similarity?{bad}", headers=as_staff)
