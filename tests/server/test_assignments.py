@@ -1,6 +1,6 @@
 """Assignments: the window and timing rules, the API on both databases (CRUD, validation, 401/403), the timings a
 submission records, what a learner sees on the list and exercise pages, the staff pages' forms, the admin
-commands, and (one browser test) a staff member typing an assignment in that a learner then sees."""
+commands. In a browser, staff typing an assignment in and learners seeing it: tests/server/test_course_flow.py."""
 
 from __future__ import annotations
 
@@ -360,76 +360,3 @@ def test_admin_commands(app, accounts):
     assert "extension" not in run("list").output
     assert run("delete", "Nope").exit_code == 1 and "No assignment 'Nope'" in run("delete", "Nope").output
     assert run("delete", "Week one").exit_code == 0 and "no assignments" in run("list").output
-
-
-# ---- in a browser: typed by staff, seen by a learner ---------------------------------------------------------
-
-
-def _type_login(page, base: str, username: str, password: str) -> None:
-    page.goto(base + "/login")
-    page.focus("#username")
-    page.keyboard.type(username)
-    page.keyboard.press("Tab")
-    page.keyboard.type(password)
-    page.keyboard.press("Enter")
-    page.wait_for_url(base + "/")
-
-
-def _type_when(page, keys: list[str]) -> None:
-    """A datetime-local field, segment by segment as a person types it (en-US: month, day, year; Tab; hour,
-    minute, AM/PM), then Tab on to the next field (past the field's calendar button: a Tab stop of its own)."""
-    field = page.evaluate("document.activeElement.id")
-    for k in keys:
-        page.keyboard.press("Tab") if k == "Tab" else page.keyboard.type(k)
-    for _ in range(3):
-        page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.id") != field:
-            break
-
-
-def test_staff_type_an_assignment_that_a_learner_then_sees(chromium_browser, site_factory, tmp_path):
-    from tests.server.pieces import Accounts, fresh_database
-    from tests.site.sitekit import Guard, LiveSite, axe_violations, need_bundle, open_context
-    from web.db import open_database
-
-    need_bundle()
-    url = fresh_database("sqlite", None, tmp_path)
-    db = open_database(url)
-    acc = Accounts(db)
-    acc.user("boss", password="boss-pass-phrase", staff=True)
-    acc.user("ada", password="ada-password-1")
-    db.dispose()
-    site = site_factory(url)
-    guard = Guard()
-    ctx = open_context(chromium_browser, LiveSite(url=site.url, server=None), guard, locale="en-US")
-    page = ctx.new_page()
-    year = now().year + 1  # opened a year ago, due in a year: open now, on any day the test runs
-    _type_login(page, site.url, "boss", "boss-pass-phrase")
-    page.goto(site.url + "/staff/")
-    page.click("#staff-assignments")
-    page.click("#new-assignment")
-    assert "UTC" in page.inner_text("#assignment-form")
-    page.focus("#f-name")
-    page.keyboard.type("Week 1")
-    page.keyboard.press("Tab")
-    page.keyboard.type(f"{EX}, {EX2}")
-    page.keyboard.press("Escape")  # closes the datalist's suggestions
-    page.keyboard.press("Tab")
-    _type_when(page, ["12", "01", str(year - 2), "Tab", "09", "00", "A"])
-    _type_when(page, ["12", "08", str(year), "Tab", "05", "30", "P"])
-    assert page.input_value("#f-opens_at") == f"{year - 2}-12-01T09:00"
-    assert page.input_value("#f-due_at") == f"{year}-12-08T17:30"
-    assert page.evaluate("document.activeElement.id") == "f-late_until"
-    page.keyboard.press("Enter")  # no late window: Enter submits the form
-    page.wait_for_selector("#saved")
-    assert page.input_value("#f-exercises") == f"{EX}, {EX2}" and page.input_value("#f-name") == "Week 1"
-    assert axe_violations(page) == []
-    page.click(".nav-logout button")
-    _type_login(page, site.url, "ada", "ada-password-1")
-    block = page.inner_text("#your-assignments")
-    assert "Your assignments" in block and f"Week 1: due {year}-12-08 17:30 UTC" in block
-    assert "0 of 2 accepted" in block
-    page.click(f"#your-assignments a[href='/exercises/{EX2}']")
-    assert page.inner_text(".assignment-due") == f"Due {year}-12-08 17:30 UTC (assignment Week 1)."
-    assert guard.clean(), guard
-    ctx.close()
