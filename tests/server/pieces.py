@@ -139,7 +139,9 @@ class Site:
         self.port = self.port or free_port(range(8300, 8400))
         env = {**os.environ, "DATABASE_URL": self.database_url, "PYTHONPATH": str(ROOT),
                "MINISGL_PRACTICE_SECRET_KEY": "test-secret",
-               "MINISGL_PRACTICE_SESSION_COOKIE_SECURE": "false", **self.env}  # plain http (the default is Secure)
+               "MINISGL_PRACTICE_SESSION_COOKIE_SECURE": "false",  # plain http (the default is Secure)
+               "MINISGL_PRACTICE_SIMILARITY_SECONDS": "0",  # off (it would import copydetect and the engine)
+               **self.env}
         self.log = open(self.instance / f"site-{self.port}.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
