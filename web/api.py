@@ -41,7 +41,7 @@ def _param(name: str, choices: tuple[str, ...] | None = None, slug: bool = False
     values = request.args.getlist(name)
     if len(values) > 1:
         raise ApiError(400, "invalid_parameter", f"'{name}' is given {len(values)} times; give it once")
-    value = values[0].strip() if values else ""
+    value = values[0].strip(" ") if values else ""  # only spaces: a control character is not an empty filter
     if len(value) > MAX_PARAM:
         raise ApiError(400, "invalid_parameter", f"'{name}' is {len(value)} characters long; at most {MAX_PARAM}")
     if value and slug and (len(value) > MAX_ID or not SLUG_RE.match(value)):

@@ -44,7 +44,7 @@ def parse_filter(args) -> Filter:
         given = args.getlist(name)
         if len(given) > 1:
             raise BadFilter(name, f"'{name}' is given {len(given)} times; give it once")
-        values[name] = given[0].strip() if given else ""
+        values[name] = given[0].strip(" ") if given else ""  # only spaces: a control character is no empty filter
     assignment = None
     if values["assignment"]:
         if not values["assignment"].isdigit() or not 0 < int(values["assignment"]) < 2**31:

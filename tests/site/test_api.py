@@ -81,6 +81,7 @@ BAD_REQUESTS = [
     ("GET", "/api/v1/exercises/-x", 400, "invalid_id"),
     ("GET", "/api/v1/exercises?difficulty=impossible", 400, "invalid_parameter"),
     ("GET", "/api/v1/exercises?mode=tpu", 400, "invalid_parameter"),
+    ("GET", "/api/v1/exercises?difficulty=%1F", 400, "invalid_parameter"),  # a control character is no empty filter
     ("GET", "/api/v1/exercises?chapter=Not%20A%20Slug", 400, "invalid_parameter"),
     ("GET", "/api/v1/exercises?q=a&q=b", 400, "invalid_parameter"),
     ("GET", "/api/v1/exercises?q=" + "b" * 201, 400, "invalid_parameter"),
