@@ -2,9 +2,9 @@
 
 copydetect tokenises with pygments and writes each identifier as ``V``, each function name as ``F``, each class
 name as ``O`` and each string as ``S``, drops comments and layout, and fingerprints the result's k-grams by
-winnowing: renamed identifiers change nothing, reordered functions or statements only the k-grams across the
-seams. The score of a pair is the larger of copydetect's two similarities (the share of each code found in the
-other), so a copy padded with code of its own still scores high.
+winnowing: renamed identifiers (``self`` and ``cls`` too: ``_plain_names``) change nothing, reordered functions or
+statements only the k-grams across the seams. The score of a pair is the larger of copydetect's two similarities
+(the share of each code found in the other), so a copy padded with code of its own still scores high.
 
 The shared parts are copydetect's matched k-grams, taken back from its filtered text to the code's own
 characters here, token by token (its own way back drifts by a few characters after class names and strings,
@@ -14,6 +14,7 @@ which would cut the marks into the middle of words).
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +35,21 @@ def normalised(code: str) -> str:
     return code.replace("\r\n", "\n").replace("\r", "\n")
 
 
+# pygments reads ``self`` and ``cls`` as pseudo-builtins, which copydetect keeps as they are: a copy with ``self``
+# renamed (``me``, ``s``) would share almost no k-gram with its original. Compared as names of the same length,
+# they are identifiers like the others and the characters still line up with the code shown.
+_PSEUDO = re.compile(r"\b(self|cls)\b")
+
+
+def _plain_names(code: str) -> str:
+    return _PSEUDO.sub(lambda m: "_" * (len(m.group(1)) - 1) + "v", code)
+
+
 def fingerprint(code: str) -> Any:
     from copydetect import CodeFingerprint  # imports matplotlib (its HTML report): only when comparing
 
-    return CodeFingerprint("submission.py", NOISE, GUARANTEE - NOISE + 1, fp=io.StringIO(normalised(code)),
-                           language="python")
+    return CodeFingerprint("submission.py", NOISE, GUARANTEE - NOISE + 1,
+                           fp=io.StringIO(_plain_names(normalised(code))), language="python")
 
 
 def score(a: Any, b: Any) -> float:

@@ -35,13 +35,13 @@ def reference(slug: str) -> str:
 
 
 def disguise(code: str) -> str:
-    """What a learner who copies does: every local name and parameter renamed (v0, v1, ...; ``self`` kept), the
+    """What a learner who copies does: every local name and parameter renamed (v0, v1, ...; ``self`` too), the
     docstring dropped, each run of one-line assignments in a function in the reverse order, the functions (and the
     methods of each class) in the reverse order."""
     tree = ast.parse(code)
     names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
                    | {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
-                      for a in n.posonlyargs + n.args + n.kwonlyargs} - {"self", "cls"})
+                      for a in n.posonlyargs + n.args + n.kwonlyargs})
     new = {name: f"v{i}" for i, name in enumerate(names) if not keyword.iskeyword(name)}
     toks = []
     prev = None
