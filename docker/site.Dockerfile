@@ -13,6 +13,9 @@ COPY web /opt/practice/web
 COPY browser/js /opt/practice/browser/js
 COPY judge /opt/practice/judge
 COPY exercises /opt/practice/exercises
+# the engine's files, not its dependencies (no torch here): the reference solutions are read from them
+# (judge/solution.py), for the solution endpoint and the similarity reports
+COPY minisgl /opt/practice/minisgl
 COPY docker/site-entrypoint.sh /usr/local/bin/site-entrypoint
 ENV PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin PYTHONPATH=/opt/practice PYTHONUNBUFFERED=1
 WORKDIR /opt/practice

@@ -6,7 +6,9 @@ the real exercises are judged in tests/test_bank.py.
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -237,6 +239,20 @@ def test_reference_is_the_engine_source(toy):
     assert "return [v * k for v in values]" in src
     assert src.startswith('"""Toy starter."""')
 
+
+
+def test_the_reference_is_the_same_where_the_engine_cannot_be_imported():
+    """The site's image has the engine's files but no torch: every exercise's reference is read from the files
+    (ast) and equals what inspect.getsource gives where the engine imports (the /solution endpoint, similarity)."""
+    here = {e.slug: reference_source(e) for e in list_exercises() if not e.solution_path.is_file()}
+    script = ("import json, sys; sys.modules['torch'] = None\n"  # `import torch` raises ImportError
+              "from judge.exercise import list_exercises\nfrom judge.solution import reference_source\n"
+              "print(json.dumps({e.slug: reference_source(e) for e in list_exercises()"
+              " if not e.solution_path.is_file()}))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    there = json.loads(out.stdout)
+    assert len(here) >= 25 and there == here
 
 def test_bind_and_restore(toy):
     originals = resolve_targets(toy.targets)
