@@ -171,6 +171,10 @@ def test_a_course_from_the_assignment_to_the_gradebook_and_a_second_computer(chr
         fresh.wait_for_function(f"() => document.querySelector('[data-progress-for=\"{EX}\"]')"
                                 ".textContent.trim().endsWith('solved')")
         assert "1 of 1 accepted" in fresh.inner_text("#your-assignments")
+        # the start block goes on from the server's last verdict, not from the first exercise again
+        fresh.wait_for_selector("#next-unsolved:not([hidden])")
+        assert fresh.inner_text("#next-unsolved").startswith("Next: ") and fresh.locator("#start-first").count() == 1
+        assert "primary" in fresh.get_attribute("#next-unsolved", "class")
         fresh.goto(f"{base}/exercises/{EX}")
         fresh.wait_for_selector("#server-open:not([hidden])")
         fresh.click("#server-open")

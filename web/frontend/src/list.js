@@ -31,8 +31,18 @@ function paintBadges() {
       : `${counts}. Kept in this browser${loggedIn() ? "" : " only"} (local storage): ${kept}.`;
 }
 
-/** The start block's buttons, from the progress in this browser. Nothing touched: "Start with the first
- * exercise" is the primary button. The exercise worked on last (lastTouched) not solved yet: "Continue where you
+/** The exercise the grading server last judged for this learner (another computer's work), if any. */
+function serverLast(order) {
+  let best = null;
+  for (const slug of order) {
+    const at = server?.[slug]?.last_at;
+    if (at && (!best || at > server[best].last_at)) best = slug;
+  }
+  return best;
+}
+
+/** The start block's buttons, from the progress in this browser (else, logged in, the grading server's last
+ * verdict). Nothing touched: "Start with the first exercise" is the primary button. The exercise worked on last (lastTouched) not solved yet: "Continue where you
  * left off: <title>" is. It solved: "Next: <title>", the next unsolved exercise after it in list order (from the
  * top again past the end), and no Continue. Once anything is touched, Start is a plain button. */
 function paintContinue() {
@@ -42,7 +52,7 @@ function paintContinue() {
   if (!first || !resume || !next) return;
   const order = items.map((li) => li.dataset.id);
   const titleLink = (slug) => slug && document.querySelector(`.exercise-item[data-id="${slug}"] a.ex-title`);
-  const last = lastTouched(order);
+  const last = lastTouched(order) || serverLast(order);
   let primary = last ? null : first;
   resume.hidden = true;
   next.hidden = true;
