@@ -27,7 +27,7 @@ from .deadlines import window
 from .errors import ApiError, json_object
 from .grading import ready_grading
 from .models import Assignment
-from .staff import _staff_only
+from .staff import staff_only
 
 api_bp = Blueprint("assignments_api", __name__, url_prefix="/api/v1/assignments")
 staff_bp = Blueprint("assignments", __name__, url_prefix="/staff/assignments")
@@ -160,7 +160,7 @@ def api_unextend(assignment_id: int, username: str):
 
 # --- the staff pages ------------------------------------------------------------------------------------------
 
-staff_bp.before_request(_staff_only)
+staff_bp.before_request(staff_only)
 
 
 def local_value(t: dt.datetime | None) -> str:

@@ -9,7 +9,7 @@ token (a learner: 403; nobody: 401). Its description: ``web/apidoc/gradebook.py`
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, render_template, request
 from sqlalchemy import select
 
 from judge.exercise import SLUG_RE
@@ -20,6 +20,7 @@ from .gradebook import Filter, UnknownFilter, gradebook
 from .gradebook_export import cells_html, csv_text, json_body, standing_values
 from .grading import ready_grading
 from .models import Assignment, Submission, SubmissionTiming, User
+from .staff import staff_only
 
 pages = Blueprint("gradebook", __name__)
 api = Blueprint("gradebook_api", __name__, url_prefix="/api/v1")
@@ -73,14 +74,7 @@ def _csv_response(gb) -> Response:
 # --- pages ----------------------------------------------------------------------------------------------------
 
 
-@pages.before_request
-def _staff_only():
-    user = auth.page_user()
-    if user is None:
-        return redirect(url_for("accounts.login", next=request.full_path.rstrip("?")))
-    if not user.is_staff:
-        abort(403)
-    return None
+pages.before_request(staff_only)
 
 
 @pages.get("/staff/gradebook")

@@ -13,14 +13,17 @@ from .models import QUEUED, RUNNING, Runner, Submission
 bp = Blueprint("staff", __name__, url_prefix="/staff")
 
 
-@bp.before_request
-def _staff_only():
+def staff_only():
+    """Every staff page's gate (``before_request``): logged out, the login page (back here after); a learner, 403."""
     user = auth.page_user()
     if user is None:
-        return redirect(url_for("accounts.login", next=request.path))
+        return redirect(url_for("accounts.login", next=request.full_path.rstrip("?")))
     if not user.is_staff:
         abort(403)
     return None
+
+
+bp.before_request(staff_only)
 
 
 @bp.get("/")

@@ -4,25 +4,18 @@ one pair are re-derived from its two codes when it is shown."""
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, render_template, request
 
-from . import auth
 from . import similarity as sim
 from .code_match import compare_codes, marked_html
 from .grading import ready_grading
 from .models import SimilarityPair, Submission
+from .staff import staff_only
 
 bp = Blueprint("similarity", __name__, url_prefix="/staff/similarity")
 
 
-@bp.before_request
-def _staff_only():
-    user = auth.page_user()
-    if user is None:
-        return redirect(url_for("accounts.login", next=request.path))
-    if not user.is_staff:
-        abort(403)
-    return None
+bp.before_request(staff_only)
 
 
 @bp.get("/")
