@@ -11,7 +11,9 @@ For each exercise, in every mode it lists that this machine can run:
 - ``run_catches`` (exercise.toml) names at least one mutant, each one of ``mutants/``, and Run rejects each: at
   least one visible ``test_example*`` test of its verdict does not pass (the commonest mistake fails Run, not
   only Submit);
-- in trusted mode (``trusted=True``) each of those files gets the same verdict as in local mode.
+- in trusted mode (``trusted=True``) each of those files gets the same verdict as in local mode;
+- the promise table (``promises.toml``, judge/promises.py): every promise of the statement has its unit-level
+  tests and its mutants, every mutant is under one promise, and each fails one of its promise's tests.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from .exercise import Exercise
 from .isolation import Judging, judge_isolated
+from .promises import table_problems, verdict_problems
 from .verdict import Verdict
 
 MIN_MUTANTS = 4
@@ -125,6 +128,7 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
     if len(mutants) < MIN_MUTANTS:
         problems.append(f"only {len(mutants)} mutant(s) in mutants/ (at least {MIN_MUTANTS} expected)")
     problems.extend(run_catches_problems(e))
+    problems.extend(table_problems(e))
     if modes is None:
         modes = ["local"] + (["gpu"] if "gpu" in e.modes and _cuda_here() else [])
     files = judged_files(e)
@@ -149,6 +153,8 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
         for (kind, name, _), v in zip(files, per_file):
             problems.extend(judged_problems(kind, name, v, mode, catches=name in e.run_catches))
             report.verdicts[f"{mode} {name}"] = v
+        problems.extend(verdict_problems(e, {Path(name).stem: v for (kind, name, _), v in zip(files, per_file)
+                                             if kind == "mutant"}, mode))
         report.verdicts[f"{mode} reference.py --run"] = ref_run
         problems.extend(judged_problems(REFERENCE_RUN, "reference.py", ref_run, mode))
         if trusted:

@@ -145,8 +145,24 @@ def _graph_bs_list_with(tmp_path, mutants: tuple[str, ...]):
     for m in (d / "mutants").glob("*.py"):
         if m.stem not in mutants:
             m.unlink()
+    _keep_promises(d, {m: m for m in mutants})
     toml = (d / "exercise.toml").read_text()
     return d, "\n".join(line for line in toml.splitlines() if not line.startswith("run_catches"))
+
+
+def _keep_promises(d, under: dict[str, str]) -> None:
+    """Rewrite the copy's promises.toml for the mutants it keeps: ``under`` maps each kept (or added) mutant to
+    the mutant whose promise it goes under; promises left without a mutant are dropped."""
+    import tomllib
+
+    rows = tomllib.loads((d / "promises.toml").read_text())["promise"]
+    out = []
+    for row in rows:
+        kept = [m for m, beside in under.items() if beside in row["mutants"]]
+        if kept:
+            out.append(f"[[promise]]\nsays = {json.dumps(row['says'])}\ntests = {json.dumps(row['tests'])}\n"
+                       f"mutants = {json.dumps(kept)}\n")
+    (d / "promises.toml").write_text("\n".join(out))
 
 
 def test_check_refuses_run_catches_that_are_none_unknown_or_accepted_by_run(tmp_path):
@@ -183,11 +199,52 @@ def test_check_judges_every_mutant_under_ten_seeds(tmp_path):
         "                                                                free_memory)\n"
         "    return good if RUN.seed % 3 else list(reversed(good))  # wrong for one seed in three\n")
     (d / "exercise.toml").write_text(text + '\nrun_catches = ["mutants/powers_of_two.py"]\n')
+    _keep_promises(d, {"powers_of_two": "powers_of_two", "descending": "descending",
+                       "ceiling_excluded": "ceiling_excluded", "lucky": "descending"})  # lucky: the order, reversed
     assert MUTANT_SEEDS == 10
     assert check_exercise(load_exercise(d), modes=["local"], seed=4320, seeds=1).problems == []
     problems = check_exercise(load_exercise(d), modes=["local"], seed=4320).problems
     assert problems and all("mutants/lucky.py is accepted under seed" in p for p in problems), problems
 
+
+
+def test_check_holds_an_exercise_to_its_promise_table(tmp_path):
+    """Each promise needs a unit-level test and a mutant; every mutant is under one promise; and judged, each
+    mutant fails one of its own promise's tests, not only some other test (a copy of graph-bs-list with three
+    mutants: its promises 'multiples of 8', 'the ceiling itself', 'only sizes <= the ceiling' and 'ascending')."""
+    from judge.validate import check_exercise
+
+    kept = ("powers_of_two", "ceiling_excluded", "small_sizes_unfiltered", "descending")
+    d, text = _graph_bs_list_with(tmp_path, kept)
+    (d / "exercise.toml").write_text(text + '\nrun_catches = ["mutants/powers_of_two.py"]\n')
+    table = d / "promises.toml"
+    good = table.read_text()
+    assert check_exercise(load_exercise(d), modes=["local"], seed=4321, seeds=1).problems == []
+
+    # powers_of_two listed under 'ascending': it fails the multiples-of-8 tests, not test_ascending
+    _keep_promises(d, {**{m: m for m in kept}, "powers_of_two": "descending"})
+    problems = check_exercise(load_exercise(d), modes=["local"], seed=4321, seeds=1).problems
+    assert len(problems) == 1 and problems[0].startswith(
+        "[local] promise 3 ('The list is ascending.'): mutants/powers_of_two.py fails none of its tests "
+        "(test_ascending); it fails test_example_ceiling_20, "), problems
+
+    cases = {
+        good.replace('"test_ascending"', '"test_engine_records_these_sizes"'): "runs the engine end to end",
+        good.replace('"test_ascending"', '"test_nothing"'): "test_nothing, which is not a test of tests.py",
+        good.rsplit("[[promise]]", 1)[0]: "mutants/descending.py is under no promise",  # 'ascending' gone
+        good.replace('["descending"]', '["descending", "powers_of_two"]'): "powers_of_two.py is under promises [1, 4]",
+        good.replace('["descending"]', '["descending", "gone"]'): "names mutant gone, which is not in mutants/",
+        good.replace('mutants = ["descending"]', "mutants = []"): "needs 'mutants', a non-empty list",
+        good + '\n[[promise]]\nsays = ""\ntests = ["test_ascending"]\nmutants = ["descending"]\n': "has no 'says'",
+        None: "promises.toml is missing",
+    }
+    for case, says in cases.items():
+        if case is None:
+            table.unlink()
+        else:
+            table.write_text(case)
+        problems = check_exercise(load_exercise(d), modes=[]).problems
+        assert len(problems) == 1 and says in problems[0], (says, problems)
 
 def test_run_accepts_reads_the_visible_tests_of_a_full_verdict():
     from judge.validate import judged_problems, run_accepts
