@@ -9,9 +9,9 @@ tests that check it, and the mutants that break it (each mutant breaks one promi
 ``check`` (judge/validate.py) holds an exercise to its table:
 
 - every promise says something, names at least one test and at least one mutant;
-- each test is a function of tests.py and unit-level: it does not run the engine end to end (it calls neither
-  ``engine`` nor ``expected`` of judge.testing), so the promise is checked where it is made, not only through
-  the tokens coming out;
+- each test is a function of tests.py and unit-level: not one of the end-to-end tests (named ``test_engine_*``,
+  ``test_example_engine_*`` or ``*same_tokens*``, as docs/judge.md asks, or calling judge.testing's ``engine()``),
+  so the promise is checked where it is made, not only through the tokens coming out;
 - each mutant is a file of mutants/, and every mutant of the exercise is under exactly one promise;
 - judged, each mutant of a promise fails (or errors or times out in) at least one of that promise's tests.
 
@@ -21,6 +21,7 @@ Pure standard library, like the rest of the judge's core.
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from dataclasses import dataclass
 
@@ -28,7 +29,7 @@ from .exercise import Exercise
 from .verdict import Verdict
 
 FILE = "promises.toml"
-END_TO_END = frozenset({"engine", "expected"})  # judge.testing's end-to-end runs: a test calling one is not unit-level
+END_TO_END = re.compile(r"^test_(example_)?engine|same_tokens")  # the end-to-end tests' names (docs/judge.md)
 NOT_PASSED = frozenset({"fail", "error", "timeout"})
 
 
@@ -82,11 +83,13 @@ def _test_functions(e: Exercise) -> dict[str, ast.FunctionDef]:
 
 
 def _end_to_end(fn: ast.FunctionDef) -> bool:
+    if END_TO_END.search(fn.name):
+        return True
     for node in ast.walk(fn):
         if isinstance(node, ast.Call):
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if name in END_TO_END:
+            if name == "engine":  # judge.testing's engine(): the whole engine runs
                 return True
     return False
 
@@ -109,7 +112,7 @@ def table_problems(e: Exercise) -> list[str]:
             if t not in tests:
                 problems.append(f"{FILE}: promise {i} names {t}, which is not a test of tests.py")
             elif _end_to_end(tests[t]):
-                problems.append(f"{FILE}: promise {i} names {t}, which runs the engine end to end (engine/expected): "
+                problems.append(f"{FILE}: promise {i} names {t}, which runs the engine end to end (engine()): "
                                 "a promise needs a unit-level test")
         for m in p.mutants:
             if m not in mutants:

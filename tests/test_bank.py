@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from judge.exercise import list_exercises
+from judge.promises import END_TO_END
 from judge.validate import MIN_MUTANTS, alternatives, check_exercise
 from judge.verdict import Verdict
 from tests.browser import judge_browser
@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = {e.slug: e for e in list_exercises(ROOT / "exercises")}
 SCHEMA = json.loads((ROOT / "judge" / "verdict.schema.json").read_text())
 # the end-to-end tests (run the engine, compare its tokens): docs/judge.md, "For maintainers", names them so
-END_TO_END = re.compile(r"^test_(example_)?engine|same_tokens")
 CUDA_GRAPH = ["graph-bs-list", "graph-capture-buffer", "graph-pad-and-replay", "torch-backend-graph-hooks",
               "graph-capture-loop"]
 JUDGE = "([slug, src, opts]) => window.judge.judge(slug, src, opts)"
