@@ -259,9 +259,11 @@ def test_replay_returns_only_the_real_rows():
 # Unit level: a GraphRunner built without the engine (no capture), with stand-ins that log what replay calls.
 
 def bare_runner(graphs: list) -> GraphRunner:
-    """A GraphRunner holding only what pad_batch needs: its graph list and its dummy request."""
+    """A GraphRunner holding only what pad_batch needs: its graph list (and graph_map's keys, for a pad_batch
+    that reads the recorded sizes there) and its dummy request."""
     runner = GraphRunner.__new__(GraphRunner)
     runner.graph_bs_list = list(graphs)
+    runner.graph_map = dict.fromkeys(graphs)
     runner.dummy_req = Req(input_ids=[0], table_idx=9, cached_len=0, output_len=1, uid=-1)
     return runner
 
