@@ -143,6 +143,33 @@ def test_dummy_padding_included():
     assert dummy_page == [41], "the dummy request reads the dummy page"
 
 
+def test_in_batch_order():
+    """The metadata follows batch.padded_reqs in order, not the page-table rows: rows 3, 0, 2 (pages of 2)."""
+    p = 2
+    pt = torch.zeros(4, 6, dtype=torch.int32)
+    for row, pages in {0: [7, 1], 2: [4], 3: [9, 2, 5]}.items():
+        for k, q in enumerate(pages):
+            pt[row, p * k:p * k + p] = torch.arange(p * q, p * q + p, dtype=torch.int32)
+    reqs = [req(3, 4, 6), req(0, 1, 3), req(2, 1, 2)]
+    got = plain(backend(pt, p)._host_metadata(Batch(reqs=reqs, phase="prefill")))
+    want = {"kv_indptr": ("torch.int32", [0, 3, 5, 6]), "kv_indices": ("torch.int32", [9, 2, 5, 7, 1, 4]),
+            "kv_last_page_len": ("torch.int32", [2, 1, 2]), "cu_seqlens_q": ("torch.int32", [0, 2, 4, 5])}
+    assert got == want, "request after request in the batch's order (rows 3, 0, 2), not sorted by row"
+
+
+def test_leading_zero():
+    """kv_indptr and cu_seqlens_q have bs + 1 elements, the first 0 (a single request: [0, pages], [0, queries])."""
+    r = rng()
+    p = r.choice([1, 3, 5])
+    pt = table(3, 30, p, r, dummy_page=77)
+    n = r.randint(2, 30)
+    got = plain(backend(pt, p)._host_metadata(Batch(reqs=[req(1, n - 1, n)], phase="decode")))
+    indptr = got["kv_indptr"][1]
+    assert indptr == [0, -(-n // p)], f"one request of {n} positions, pages of {p}: kv_indptr must be [0, pages]"
+    cu = got["cu_seqlens_q"][1]
+    assert cu == [0, 1], "one request with one new token: cu_seqlens_q must be [0, 1]"
+
+
 def test_int32_everywhere():
     """Every tensor is int32 (FlashInfer's index type), even with ids that would fit anything."""
     pt = torch.zeros(2, 8, dtype=torch.int32)

@@ -208,6 +208,15 @@ def test_one_buffer_for_the_largest_size():
         assert shapes == [[max(graphs)]] * 4, f"graphs {graphs}: the buffer must be sized for the largest, {max(graphs)}"
 
 
+def test_one_graph_per_size_keyed_by_size():
+    """Hidden graph lists: self.graph_map has one graph per size of graph_bs_list, keyed by the batch size."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs) as (llm, log):
+        started_ok(llm, log)
+        keys = sorted(llm.engine.graph_runner.graph_map)
+    assert keys == graphs, f"graphs {graphs}: self.graph_map must have the keys {graphs} (one graph per size), got {keys}"
+
+
 def test_warm_up_before_capture():
     """Each size runs the model once eagerly (the warm-up) before its graph is recorded: on a CPU one forward per
     size during capture (an EmulatedGraph runs nothing when it is made), on CUDA two (warm-up, then recorded)."""

@@ -4,6 +4,7 @@ import torch
 
 from judge.testing import PROMPT_IDS, eager_tokens, engine, gpu, hidden_prompts, rng
 from minisgl.core import Batch, Req, SamplingParams, get_global_ctx
+from minisgl.engine.graph import GraphRunner
 
 FIELDS = ("input_ids", "out_loc", "positions")
 # graph lists of sizes that are not all powers of two, and whose lengths and sizes differ
@@ -253,6 +254,179 @@ def test_replay_returns_only_the_real_rows():
                               f"return self.buffer.logits[:{call['size']}], the first rows (those of the real "
                               f"requests); it returned a tensor of shape {call['shape']} with other rows")
     assert got == want, "the tokens differ from the runs without graphs"
+
+
+# Unit level: a GraphRunner built without the engine (no capture), with stand-ins that log what replay calls.
+
+def bare_runner(graphs: list) -> GraphRunner:
+    """A GraphRunner holding only what pad_batch needs: its graph list (and graph_map's keys, for a pad_batch
+    that reads the recorded sizes there) and its dummy request."""
+    runner = GraphRunner.__new__(GraphRunner)
+    runner.graph_bs_list = list(graphs)
+    runner.graph_map = dict.fromkeys(graphs)
+    runner.dummy_req = Req(input_ids=[0], table_idx=9, cached_len=0, output_len=1, uid=-1)
+    return runner
+
+
+def test_unit_pad_to_the_nearest_size():
+    """Without the engine, on [3, 7] then a hidden graph list: every decode size up to the largest graph pads
+    to the smallest recorded size >= it (on [3, 7]: 3 gets no dummy, 1 gets two)."""
+    for graphs in ([3, 7], rng().choice(GRAPH_LISTS)):
+        runner = bare_runner(graphs)
+        for n in range(1, max(graphs) + 1):
+            got = padded(runner, n).padded_size
+            assert got == nearest(graphs, n), \
+                f"graphs {graphs}: a decode batch of {n} must be padded to {nearest(graphs, n)}, the smallest size >= {n}"
+
+
+def test_unit_pad_with_the_dummy_request():
+    """The padding is runner.dummy_req (the same object), repeated, and nothing else."""
+    graphs = rng().choice(GRAPH_LISTS)
+    runner = bare_runner(graphs)
+    for n in unrecorded_sizes(graphs):
+        extra = list(padded(runner, n).padded_reqs)[n:]
+        all_dummy = len(extra) == nearest(graphs, n) - n and all(r is runner.dummy_req for r in extra)
+        assert all_dummy, (f"graphs {graphs}: a batch of {n} must get {nearest(graphs, n) - n} times "
+                           "runner.dummy_req (not copies of real requests)")
+
+
+def test_unit_real_requests_first_in_order():
+    """padded_reqs starts with the batch's own requests (the same objects), in their order; the dummies follow."""
+    graphs = rng().choice(GRAPH_LISTS)
+    runner = bare_runner(graphs)
+    for n in unrecorded_sizes(graphs):
+        batch = padded(runner, n)
+        head = list(batch.padded_reqs)[:n]
+        in_order = len(head) == n and all(a is b for a, b in zip(head, batch.reqs))
+        assert in_order, f"graphs {graphs}: padded_reqs[:{n}] must be the batch's own {n} requests, in order"
+
+
+def test_unit_batch_reqs_left_alone():
+    """pad_batch builds a new list: batch.reqs keeps its real requests, batch.size does not change."""
+    graphs = rng().choice(GRAPH_LISTS)
+    runner = bare_runner(graphs)
+    for n in unrecorded_sizes(graphs):
+        own = reqs(n)
+        batch = Batch(reqs=own, phase="decode")
+        kept = list(own)
+        runner.pad_batch(batch)
+        same = batch.size == n and len(own) == n and all(a is b for a, b in zip(batch.reqs, kept))
+        assert same, f"a batch of {n}: batch.reqs must keep its {n} requests (build a new list for padded_reqs)"
+
+
+def test_unit_no_padding_for_prefill():
+    """A prefill batch is never padded, even when a graph would fit it: padded_reqs is just its requests."""
+    graphs = rng().choice(GRAPH_LISTS)
+    runner = bare_runner(graphs)
+    for n in range(1, max(graphs) + 1):
+        batch = padded(runner, n, phase="prefill")
+        just_reqs = list(batch.padded_reqs) == list(batch.reqs) and batch.padded_size == n
+        assert just_reqs, f"graphs {graphs}: a prefill batch of {n} must not be padded"
+
+
+def test_unit_no_padding_when_no_graph_fits():
+    """A decode batch larger than the largest graph (by 1, then more) is not padded, and pad_batch does not raise."""
+    graphs = rng().choice(GRAPH_LISTS)
+    runner = bare_runner(graphs)
+    for n in (max(graphs) + 1, max(graphs) + rng().randint(2, 4)):
+        batch = Batch(reqs=reqs(n), phase="decode")
+        raised = ""
+        try:
+            runner.pad_batch(batch)
+        except Exception as err:  # noqa: BLE001 - any exception is the failure being reported
+            raised = type(err).__name__
+        assert raised == "", f"a decode batch of {n} with graphs up to {max(graphs)}: pad_batch raised {raised}"
+        just_reqs = list(batch.padded_reqs) == list(batch.reqs) and batch.padded_size == n
+        assert just_reqs, f"no graph fits {n} requests: padded_reqs must be the requests themselves"
+
+
+class Logged:
+    """Stand-ins for the fixed buffers, the attention backend and the graphs: each call is logged."""
+
+    def __init__(self, log: list, what: str, bs: int = 0):
+        self.log, self.what, self.bs = log, what, bs
+
+    def copy_from(self, batch):
+        self.log.append(("inputs", batch.padded_size))
+
+    def prepare_for_replay(self, batch):
+        self.log.append(("metadata", batch.padded_size))
+
+    def replay(self):
+        self.log.append(("replay", self.bs))
+
+
+VOCAB = 11
+
+
+def replay_runner(graphs: list):
+    """A bare runner whose buffer, backend and graphs log their calls; buffer.logits has distinct rows."""
+    runner, log = bare_runner(graphs), []
+    runner.buffer = Logged(log, "buffer")
+    runner.buffer.logits = torch.arange(max(graphs) * VOCAB, dtype=torch.float32).reshape(max(graphs), VOCAB)
+    runner.attn_backend = Logged(log, "backend")
+    runner.graph_map = {bs: Logged(log, "graph", bs) for bs in graphs}
+    return runner, log
+
+
+def padded_by_hand(runner, n: int) -> Batch:
+    """A decode batch of n requests padded to the nearest graph without the learner's pad_batch."""
+    batch = Batch(reqs=reqs(n), phase="decode")
+    batch.padded_reqs = list(batch.reqs) + [runner.dummy_req] * (nearest(runner.graph_bs_list, n) - n)
+    return batch
+
+
+def replay_cases() -> list:
+    """(graphs, n): a hidden graph list and each decode size that has no graph of its own, then one that has."""
+    graphs = rng().choice(GRAPH_LISTS)
+    return [(graphs, n) for n in unrecorded_sizes(graphs)] + [(graphs, max(graphs))]
+
+
+def test_unit_replay_copies_the_inputs_first():
+    """Step 1: replay copies the batch's inputs into the fixed buffers (self.buffer.copy_from) before the graph."""
+    for graphs, n in replay_cases():
+        runner, log = replay_runner(graphs)
+        runner.replay(padded_by_hand(runner, n))
+        p = nearest(graphs, n)
+        before = log[: log.index(("replay", p))] if ("replay", p) in log else log
+        assert ("inputs", p) in before, (f"{n} requests padded to {p}: self.buffer.copy_from(batch) must run "
+                                         f"before the graph replays; the calls were {log}")
+
+
+def test_unit_replay_copies_the_metadata_first():
+    """Step 2: replay copies the attention metadata (self.attn_backend.prepare_for_replay) before the graph."""
+    for graphs, n in replay_cases():
+        runner, log = replay_runner(graphs)
+        runner.replay(padded_by_hand(runner, n))
+        p = nearest(graphs, n)
+        before = log[: log.index(("replay", p))] if ("replay", p) in log else log
+        assert ("metadata", p) in before, (f"{n} requests padded to {p}: self.attn_backend.prepare_for_replay(batch) "
+                                           f"must run before the graph replays; the calls were {log}")
+
+
+def test_unit_replay_the_graph_of_the_padded_size_once():
+    """Step 3: the graph recorded for batch.padded_size replays, once, and no other graph."""
+    for graphs, n in replay_cases():
+        runner, log = replay_runner(graphs)
+        runner.replay(padded_by_hand(runner, n))
+        p = nearest(graphs, n)
+        replayed = [e for e in log if e[0] == "replay"]
+        assert replayed == [("replay", p)], (f"graphs {graphs}, {n} requests padded to {p}: exactly one replay, "
+                                             f"of graph_map[{p}]; got {replayed}")
+
+
+def test_unit_replay_returns_the_first_rows():
+    """Step 4: replay returns self.buffer.logits[:batch.size], [batch.size, vocab_size]: the real requests' rows."""
+    for graphs, n in replay_cases():
+        runner, _ = replay_runner(graphs)
+        got = runner.replay(padded_by_hand(runner, n))
+        want = runner.buffer.logits[:n]
+        is_tensor = isinstance(got, torch.Tensor)
+        assert is_tensor, f"replay must return a tensor, not {type(got).__name__}"
+        shape = [int(d) for d in got.shape]
+        assert shape == [n, VOCAB], f"{n} real requests: replay must return [{n}, vocab_size] rows, got {shape}"
+        rows = bool(torch.equal(got, want))
+        assert rows, f"replay must return the first {n} rows of self.buffer.logits (those of the real requests)"
 
 
 @gpu

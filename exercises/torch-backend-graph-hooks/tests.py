@@ -145,6 +145,8 @@ def test_capture_metadata_for_every_size():
             assert lens == [bs], f"bs={bs}: cache_seqlens must be the first bs entries of capture.seq_lens"
             table = list(meta.page_table.shape)
             assert table == [bs, SEQ], f"bs={bs}: page_table must be the first bs rows, all {SEQ} columns"
+            max_q = meta.max_seqlen_q
+            assert max_q == 1, f"bs={bs}: max_seqlen_q must be 1 (one new token per request), not the batch size"
 
 
 def test_capture_views_see_later_copies():
