@@ -119,6 +119,26 @@ def test_random_trees_names_and_order():
         assert not any(part.startswith("_") for n in got for part in n.split(".")), "private attributes are not state"
 
 
+def test_names_in_the_order_of_the_attributes():
+    """The names follow _children's order, depth first: a child op's names come where the child was set, between
+    the tensors set before and after it (fixed, then random trees against the test's own walk)."""
+    g = rng()
+    op = Node()
+    op.first = values(g, 2, 3)
+    op.child = Node()
+    op.child.inner = values(g, 2, 2)
+    op.last = values(g, 3, 2)
+    got = names(op, "p.")
+    assert got == ["p.first", "p.child.inner", "p.last"], \
+        "in the order the attributes were set: a child op's names between the tensors around it"
+    for _ in range(5):
+        tree = random_tree(g)
+        prefix = g.choice(["", "model.", f"layers.{g.randint(1, 9)}."])
+        got = names(tree, prefix)
+        assert got == list(walk(tree, prefix)), \
+            "tensors under prefix + name, child ops depth first, in the order of _children (None and numbers skipped)"
+
+
 def test_lists_of_ops_are_numbered():
     """An OPList's ops are named by their index: 'layers.0.weight', 'layers.1.weight', ..."""
     g = rng()

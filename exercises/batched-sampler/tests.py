@@ -6,7 +6,7 @@ import torch
 
 from judge.testing import engine, expected, hidden_prompts, rng
 from minisgl.core import SamplingParams
-from minisgl.engine.sample import Sampler
+from minisgl.engine.sample import Sampler, filtered_probs
 
 CPU = torch.device("cpu")
 GREEDY = SamplingParams()
@@ -122,6 +122,69 @@ def test_greedy_rows_leave_their_generator_alone():
     untouched = probe(generators[0]) == probe(torch.Generator().manual_seed(s0)) and \
         probe(generators[2]) == probe(torch.Generator().manual_seed(s2))
     assert untouched, "a greedy row must not draw from its generator"
+
+
+def one_draw(logits_row, p, seed):
+    """A seeded row's token as the statement writes it, and its generator after that one draw."""
+    gen = torch.Generator().manual_seed(seed)
+    token = int(torch.multinomial(filtered_probs(logits_row, p), 1, generator=gen)[0])
+    return token, gen
+
+
+def test_mixed_batches_are_int32_on_the_device_of_logits():
+    """The ids are int32 on the device of logits (not the Sampler's), in all-greedy and in mixed batches."""
+    g = rng()
+    logits = logits_of(g, 3, 20)
+    sampler = Sampler(torch.device("cuda"))  # a device the logits are not on: the output follows the logits
+    for params in ([GREEDY] * 3, [GREEDY, sampled(g), SamplingParams(temperature=1.0)]):
+        out = sampler.sample(logits, params, gens([g.randrange(1, 99_999) for _ in range(3)]))
+        assert str(out.dtype) == "torch.int32", f"the token ids must be int32 in every batch, got {out.dtype}"
+        assert out.device == logits.device, f"the ids must be on the device of logits, got {out.device}"
+        assert list(out.shape) == [3], "one token id per row: shape [bs]"
+
+
+def test_seeded_row_is_one_draw_of_its_own_generator():
+    """A sampled row's token is one multinomial draw of filtered_probs with its own generator: the token, and
+    the generator moved by exactly that one draw; greedy rows leave theirs untouched (random batches)."""
+    g = rng()
+    for _ in range(3):
+        bs, vocab = g.randint(3, 6), g.randint(15, 40)
+        logits = logits_of(g, bs, vocab) * 0.3  # flat rows: the draw is not the argmax
+        params = [GREEDY if g.random() < 0.3 else sampled(g) for _ in range(bs)]
+        seeds = [g.randrange(1, 99_999) for _ in range(bs)]
+        generators = gens(seeds)
+        out = Sampler(CPU).sample(logits, params, generators).tolist()
+        for i, (p, seed) in enumerate(zip(params, seeds)):
+            if p.is_greedy:
+                assert out[i] == int(logits[i].argmax()), f"row {i} is greedy: the argmax of its row"
+                after = torch.Generator().manual_seed(seed)
+            else:
+                token, after = one_draw(logits[i], p, seed)
+                assert out[i] == token, \
+                    f"row {i}: torch.multinomial(filtered_probs(logits[i], params[i]), 1, generator=generators[i])"
+            assert probe(generators[i]) == probe(after), \
+                f"row {i}'s generator must move by {'no' if p.is_greedy else 'exactly one'} draw"
+
+
+def test_unseeded_rows_draw_from_the_global_generator_in_row_order():
+    """Rows without a generator draw from the global one, one after another in row order (the test seeds it)."""
+    g = rng()
+    for _ in range(3):
+        vocab = g.randint(20, 40)
+        logits = logits_of(g, 5, vocab) * 0.2
+        params = [SamplingParams(temperature=1.4), sampled(g), GREEDY, SamplingParams(temperature=1.2),
+                  SamplingParams(temperature=1.3, top_p=0.95)]
+        seeds = [None, g.randrange(1, 99_999), None, None, None]
+        start = g.randrange(1, 99_999)
+        torch.manual_seed(start)
+        got = Sampler(CPU).sample(logits, params, gens(seeds)).tolist()
+        torch.manual_seed(start)
+        want = [int(torch.multinomial(filtered_probs(logits[i], params[i]), 1)[0]) for i in (0, 3, 4)]
+        assert [got[0], got[3], got[4]] == want, \
+            "rows without a generator: one draw each from the global generator, in row order"
+        assert got[1] == one_draw(logits[1], params[1], seeds[1])[0], "a seeded row draws from its own generator"
+        assert got[2] == int(logits[2].argmax()), "a greedy row: its argmax"
+    torch.manual_seed(g.randrange(1 << 30))
 
 
 def run(prompts, seeds):

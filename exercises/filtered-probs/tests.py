@@ -117,6 +117,25 @@ def test_top_k_then_top_p():
               top_p=round(g.uniform(0.4, 0.95), 3))
 
 
+def test_float16_and_float64_logits_give_float32():
+    """Computed in float32 and returned as float32, whatever the logits' dtype: float16 logits (softmax in float16
+    would lose precision) and float64 logits, against the direct computation on the same values."""
+    g = rng()
+    for dtype in (torch.float16, torch.float64):
+        for top_k in (-1, g.randint(3, 8)):
+            n = g.randint(12, 30)
+            row = torch.tensor(random_logits(g, n), dtype=torch.float32).to(dtype)
+            values = [float(x) for x in row.tolist()]
+            t = round(g.uniform(0.5, 1.5), 2)
+            got = sample.filtered_probs(row, SamplingParams(temperature=t, top_k=top_k))
+            what = f"{dtype} logits, temperature={t}, top_k={top_k}"
+            assert str(got.dtype) == "torch.float32", f"{what}: the result must be float32, got {got.dtype}"
+            assert list(got.shape) == [n], f"{what}: one probability per token"
+            want = torch.tensor(direct(values, t, top_k, 1.0), dtype=torch.float32)
+            assert torch.allclose(got.float(), want, atol=1e-6), \
+                f"{what}: the probabilities differ from softmax computed in float32"
+
+
 def test_like_the_engine():
     """Random parameters: the same probabilities as the engine's, within 1e-6."""
     g = rng()

@@ -76,6 +76,26 @@ def test_new_requests_of_random_sizes():
         assert lengths(r) == want, "some length differs from the engine's Req"
 
 
+def test_new_request_with_a_reused_prefix():
+    """__post_init__ reads only input_ids and output_len: with a reused prefix (cached_len > 0) cached_len is kept,
+    device_len is still len(input_ids), matched_len 0 and chunked False (fixed corner cases, then random)."""
+    g = rng()
+    cases = [(2, 1, 1), (9, 8, 3)] + [(n, g.randint(1, n - 1), g.randint(1, 30)) for n in
+                                      (g.randint(2, 40) for _ in range(8))]
+    for n, cached, out in cases:
+        prompt = [g.randrange(1, 500) for _ in range(n)]
+        r = Req(input_ids=list(prompt), table_idx=g.randrange(9), cached_len=cached, output_len=out, uid=7)
+        assert r.cached_len == cached, "__post_init__ must leave cached_len as given (a reused prefix stays cached)"
+        assert (r.prompt_len, r.device_len) == (n, n), \
+            "prompt_len and device_len are len(input_ids), even when a prefix was reused"
+        assert r.max_device_len == n + out, "max_device_len is the prompt length plus output_len"
+        assert r.extend_len == n - cached, "extend_len is device_len - cached_len: a reused prefix is not recomputed"
+        assert r.remain_len == out, "remain_len is max_device_len - device_len (not counted from cached_len)"
+        assert r.matched_len == 0, "matched_len starts at 0 even with a reused prefix: the prefix cache sets it"
+        assert r.chunked is False, "a new request is not chunked"
+        assert r.input_ids == prompt, "__post_init__ must not change input_ids"
+
+
 def test_can_decode_stops_exactly_at_the_last_token():
     """A request decodes while remain_len > 0 and gets exactly output_len tokens: not one more, not one less."""
     g = rng()
@@ -140,6 +160,8 @@ def test_chunked_prefill_moves_only_cached_len():
     r.complete_one()
     got = (r.cached_len, r.device_len)
     assert got == (chunk, chunk), "a chunked request's sampled token is dropped: device_len must not grow"
+    assert r.chunked is True, "complete_one moves only cached_len: chunked is the scheduler's to clear"
+    assert r.prompt_len == n, "prompt_len never changes"
     r.device_len, r.chunked = n, False  # the last chunk
     r.complete_one()
     got = (r.cached_len, r.device_len)

@@ -95,6 +95,21 @@ def test_top_p_range():
     check_accepted(top_p=round(g.uniform(0.001, 0.999), 3), temperature=0.9)
 
 
+def test_is_greedy_cases():
+    """is_greedy is True when temperature == 0 (whatever top_k and top_p) or top_k == 1 (whatever the temperature),
+    False otherwise; a bool either way."""
+    g = rng()
+    for top_k in (-1, 1, g.randint(2, 80)):
+        p = SamplingParams(temperature=0.0, top_k=top_k, top_p=round(g.uniform(0.05, 1.0), 2))
+        assert p.is_greedy is True, f"temperature 0 is greedy (top_k={top_k})"
+    for temperature in (0.01, round(g.uniform(0.1, 2.0), 2)):
+        assert SamplingParams(temperature=temperature, top_k=1).is_greedy is True, \
+            f"top_k=1 leaves one candidate: greedy at temperature {temperature}"
+        for top_k in (-1, 2, g.randint(3, 80)):
+            p = SamplingParams(temperature=temperature, top_k=top_k)
+            assert p.is_greedy is False, f"temperature {temperature}, top_k {top_k}: not greedy"
+
+
 def verdict(p: SamplingParams) -> tuple:
     """(accepted, is_greedy if accepted)."""
     accepted = refusal(p) is None

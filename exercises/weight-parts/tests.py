@@ -57,6 +57,20 @@ def test_example_every_layer():
     assert got == want, "every layer's q/k/v and gate/up weights are keys, and nothing else"
 
 
+def test_parts_are_tuples_of_a_name_and_two_ints():
+    """Each value is a tuple (our_name, first_row, rows): a str and two Python ints, rows a count of rows."""
+    g = rng()
+    m = random_model(g)
+    for src, part in parts(m).items():
+        assert type(part) is tuple and len(part) == 3, f"{src}: the value must be a tuple (our_name, first_row, rows)"
+        assert isinstance(part[0], str) and all(type(x) is int for x in part[1:]), \
+            f"{src}: (our_name, first_row, rows) is a str and two Python ints, got {part!r}"
+    c = m.config
+    q, kv = c.num_heads * c.head_dim, c.num_kv_heads * c.head_dim
+    v = parts(m)["model.layers.0.self_attn.v_proj.weight"]
+    assert v[1:] == (q + kv, kv), f"v starts at row q + kv = {q + kv} and has kv = {kv} rows (a count, not an end)"
+
+
 def test_random_shapes_like_the_engine():
     """Random shapes, GQA or not, with or without biases: the same map as the engine's."""
     g = rng()

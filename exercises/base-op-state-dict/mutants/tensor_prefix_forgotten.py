@@ -1,0 +1,25 @@
+"""state_dict, "a tensor goes in under prefix + name": an op's own tensors go in under their bare name (only child ops get the prefix), so every name loses its parent path."""
+
+import torch
+
+
+class BaseOP:
+    def state_dict(self, prefix=""):
+        out = {}
+        for name, value in self._children():
+            if isinstance(value, torch.Tensor):
+                out[name] = value
+            elif isinstance(value, BaseOP):
+                out.update(value.state_dict(f"{prefix}{name}."))
+        return out
+
+    def load_state_dict(self, state, prefix=""):
+        own = self.state_dict(prefix)
+        missing = sorted(set(own) - set(state))
+        if missing:
+            raise KeyError(f"missing weights: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+        for name, dst in own.items():
+            src = state[name]
+            if tuple(src.shape) != tuple(dst.shape):
+                raise ValueError(f"weight {name}: shape {tuple(src.shape)} does not match {tuple(dst.shape)}")
+            dst.copy_(src)

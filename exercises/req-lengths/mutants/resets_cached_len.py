@@ -1,0 +1,34 @@
+"""__post_init__ reads only input_ids and output_len, "cached_len ... more when a prefix was reused": __post_init__ resets cached_len to 0, so a reused prefix is computed again."""
+
+
+class Req:
+    def __post_init__(self):
+        self.prompt_len = len(self.input_ids)
+        self.device_len = len(self.input_ids)
+        self.max_device_len = len(self.input_ids) + self.output_len
+        self.matched_len = 0
+        self.chunked = False
+        self.cached_len = 0
+
+    @property
+    def extend_len(self):
+        return self.device_len - self.cached_len
+
+    @property
+    def remain_len(self):
+        return self.max_device_len - self.device_len
+
+    @property
+    def can_decode(self):
+        return self.remain_len > 0
+
+    @property
+    def output_ids(self):
+        return self.input_ids[self.prompt_len :]
+
+    def complete_one(self):
+        if self.chunked:
+            self.cached_len = self.device_len
+            return
+        self.cached_len = self.device_len
+        self.device_len += 1
