@@ -175,6 +175,44 @@ def test_example_a_missing_weight():
         f"the error must name the missing checkpoint name; it was: {message}"
 
 
+def test_biases_are_loaded():
+    """Rule 1: every name of state_dict() that is not merged is loaded whole (the biases of o_proj and down_proj),
+    and the merged biases go into their rows, like the weights."""
+    g = rng()
+    for arch in ("Qwen3ForCausalLM", "LlamaForCausalLM"):
+        cfg = random_config(g, architecture=arch, num_layers=2, attention_bias=True, mlp_bias=True)
+        tensors = hf_tensors(g, cfg)
+        with tempfile.TemporaryDirectory() as d:
+            write_checkpoint(Path(d), tensors, shards=2)
+            model = make_model(cfg)
+            message = load_error(model, d)
+        assert message is None, f"a complete checkpoint with biases must load; it raised: {message}"
+        check_every_row(model, cfg, tensors)
+
+
+def test_float64_model_gets_the_float64_values():
+    """Rule 3: a tensor is converted to the weight's dtype: a float64 model loaded from a float64 checkpoint holds
+    exactly the checkpoint's values (no trip through float32)."""
+    g = rng()
+    cfg = random_config(g, num_layers=1)
+    tensors = {k: v.double() / 3 for k, v in hf_tensors(g, cfg).items()}  # thirds: not float32 values
+    with tempfile.TemporaryDirectory() as d:
+        write_checkpoint(Path(d), tensors, dtype="F64")
+        cls = Qwen3ForCausalLM if cfg.architecture == "Qwen3ForCausalLM" else LlamaForCausalLM
+        model = cls(cfg, torch.float64, CPU)
+        weight.load_weights(model, d, CPU)
+    state = model.state_dict()
+    for key, src in tensors.items():
+        spot = where(cfg, key)
+        if spot is None:
+            continue
+        name, start = spot
+        assert str(state[name].dtype) == "torch.float64", f"{name} must keep the model's dtype, float64"
+        rows = state[name][start : start + src.shape[0]]
+        assert torch.equal(rows, src), \
+            f"{key}: a float64 model must get the checkpoint's float64 values exactly (convert to the weight's dtype)"
+
+
 def dump(cfg: ModelConfig, folder: str) -> dict:
     model = make_model(cfg)
     weight.load_weights(model, folder, CPU)
