@@ -288,6 +288,26 @@ def test_shape_mismatch_names_file_key_and_shapes():
     assert shapes, f"the error must show both shapes, (1, 20) and (12, 20); it was: {message}"
 
 
+def test_transposed_tensor_is_refused():
+    """A tensor of the right size but the wrong shape (o_proj transposed, (24, 20) for (20, 24)): ModelLoadError
+    naming the key and both shapes; nothing reshaped into the weight."""
+    g = rng()
+    cfg = random_config(g, num_heads=4, num_kv_heads=2, head_dim=6, hidden_size=20)
+    tensors = hf_tensors(g, cfg)
+    key = f"model.layers.{g.randrange(cfg.num_layers)}.self_attn.o_proj.weight"
+    tensors[key] = tensors[key].T.contiguous()
+    with tempfile.TemporaryDirectory() as d:
+        write_checkpoint(Path(d), tensors)
+        try:
+            message, other = load_error(make_model(cfg), d), None
+        except Exception as e:  # noqa: BLE001 - any other error is the wrong kind
+            message, other = None, f"{type(e).__name__}: {e}"
+    assert other is None, f"{key} has shape (24, 20) for (20, 24): ModelLoadError, not {other}"
+    assert message is not None, f"{key} has shape (24, 20) where the model expects (20, 24): ModelLoadError"
+    assert key in message and "(24, 20)" in message and "(20, 24)" in message, \
+        f"the error must name the key {key} and both shapes, (24, 20) and (20, 24); it was: {message}"
+
+
 def test_many_missing_weights():
     """A checkpoint with only the embedding: the error names the first five missing checkpoint names."""
     g = rng()
