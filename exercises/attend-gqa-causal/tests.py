@@ -133,6 +133,18 @@ def test_scale_is_applied():
     check(q, k, v, round(g.uniform(1.5, 3.0), 2), "scale > 1")
 
 
+def test_output_in_the_dtype_of_q():
+    """o is in the dtype of q, k and v: float64 inputs give a float64 output (not float32), right within 1e-5."""
+    g = rng()
+    q, k, v, scale = case(g, 3, 6, 4, 2, 6)
+    q, k, v = q.double(), k.double(), v.double()
+    got = utils.attend(q, k, v, scale)
+    assert str(got.dtype) == "torch.float64", f"float64 q, k and v: the output must be float64, not {got.dtype}"
+    assert list(got.shape) == [3, 4, 6], "the output has the shape of q, [n, Hq, D]"
+    want = direct(q.float(), k.float(), v.float(), scale)
+    assert torch.allclose(got.float(), want, atol=1e-5), "float64: the output differs from softmax(scale * q k^T) v"
+
+
 def test_like_the_engine():
     """A random prefill after a prefix: the same output as the engine's, within 1e-5."""
     g = rng()

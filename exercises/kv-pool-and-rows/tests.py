@@ -48,6 +48,23 @@ def test_example_store():
     check_store(random.Random(1), 2, 2, 4, 2, 3, 3, "3 tokens, layer 1")
 
 
+def test_store_in_place():
+    """store_kv writes in place: self._k and self._v stay the very tensors they were (the backend and captured
+    CUDA graphs hold them), and a view taken before the store sees the new keys and values."""
+    g = rng()
+    pool = pool_of(g, 3, 4, 4, 2, 3)
+    k_buf, v_buf = pool._k, pool._v
+    k_ptr, v_ptr = pool._k.data_ptr(), pool._v.data_ptr()
+    layer_view_k, layer_view_v = pool._k[1], pool._v[1]
+    loc = g.sample(range(20), 4)
+    k, v = tensor(g, 4, 2, 3), tensor(g, 4, 2, 3)
+    pool.store_kv(k, v, torch.tensor(loc, dtype=torch.int32), 1)
+    assert pool._k is k_buf and pool._v is v_buf, "store_kv must write into self._k and self._v, not replace them"
+    assert pool._k.data_ptr() == k_ptr and pool._v.data_ptr() == v_ptr, "self._k and self._v keep their memory"
+    assert torch.equal(layer_view_k[loc], k) and torch.equal(layer_view_v[loc], v), \
+        "a view of layer 1 taken before the store must see the stored keys and values (write in place)"
+
+
 def test_example_dummy_slot():
     """10 pages of 4 slots: the dummy page is page 10, its first slot is 40."""
     pool = KVCachePool(2, 10, 4, 2, 3, torch.float32, CPU)

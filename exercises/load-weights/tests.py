@@ -175,6 +175,44 @@ def test_example_a_missing_weight():
         f"the error must name the missing checkpoint name; it was: {message}"
 
 
+def test_biases_are_loaded():
+    """Rule 1: every name of state_dict() that is not merged is loaded whole (the biases of o_proj and down_proj),
+    and the merged biases go into their rows, like the weights."""
+    g = rng()
+    for arch in ("Qwen3ForCausalLM", "LlamaForCausalLM"):
+        cfg = random_config(g, architecture=arch, num_layers=2, attention_bias=True, mlp_bias=True)
+        tensors = hf_tensors(g, cfg)
+        with tempfile.TemporaryDirectory() as d:
+            write_checkpoint(Path(d), tensors, shards=2)
+            model = make_model(cfg)
+            message = load_error(model, d)
+        assert message is None, f"a complete checkpoint with biases must load; it raised: {message}"
+        check_every_row(model, cfg, tensors)
+
+
+def test_float64_model_gets_the_float64_values():
+    """Rule 3: a tensor is converted to the weight's dtype: a float64 model loaded from a float64 checkpoint holds
+    exactly the checkpoint's values (no trip through float32)."""
+    g = rng()
+    cfg = random_config(g, num_layers=1)
+    tensors = {k: v.double() / 3 for k, v in hf_tensors(g, cfg).items()}  # thirds: not float32 values
+    with tempfile.TemporaryDirectory() as d:
+        write_checkpoint(Path(d), tensors, dtype="F64")
+        cls = Qwen3ForCausalLM if cfg.architecture == "Qwen3ForCausalLM" else LlamaForCausalLM
+        model = cls(cfg, torch.float64, CPU)
+        weight.load_weights(model, d, CPU)
+    state = model.state_dict()
+    for key, src in tensors.items():
+        spot = where(cfg, key)
+        if spot is None:
+            continue
+        name, start = spot
+        assert str(state[name].dtype) == "torch.float64", f"{name} must keep the model's dtype, float64"
+        rows = state[name][start : start + src.shape[0]]
+        assert torch.equal(rows, src), \
+            f"{key}: a float64 model must get the checkpoint's float64 values exactly (convert to the weight's dtype)"
+
+
 def dump(cfg: ModelConfig, folder: str) -> dict:
     model = make_model(cfg)
     weight.load_weights(model, folder, CPU)
@@ -248,6 +286,26 @@ def test_shape_mismatch_names_file_key_and_shapes():
     assert key in message, f"the error must name the key {key}; it was: {message}"
     shapes = "(1, 20)" in message and "(12, 20)" in message
     assert shapes, f"the error must show both shapes, (1, 20) and (12, 20); it was: {message}"
+
+
+def test_transposed_tensor_is_refused():
+    """A tensor of the right size but the wrong shape (o_proj transposed, (24, 20) for (20, 24)): ModelLoadError
+    naming the key and both shapes; nothing reshaped into the weight."""
+    g = rng()
+    cfg = random_config(g, num_heads=4, num_kv_heads=2, head_dim=6, hidden_size=20)
+    tensors = hf_tensors(g, cfg)
+    key = f"model.layers.{g.randrange(cfg.num_layers)}.self_attn.o_proj.weight"
+    tensors[key] = tensors[key].T.contiguous()
+    with tempfile.TemporaryDirectory() as d:
+        write_checkpoint(Path(d), tensors)
+        try:
+            message, other = load_error(make_model(cfg), d), None
+        except Exception as e:  # noqa: BLE001 - any other error is the wrong kind
+            message, other = None, f"{type(e).__name__}: {e}"
+    assert other is None, f"{key} has shape (24, 20) for (20, 24): ModelLoadError, not {other}"
+    assert message is not None, f"{key} has shape (24, 20) where the model expects (20, 24): ModelLoadError"
+    assert key in message and "(24, 20)" in message and "(20, 24)" in message, \
+        f"the error must name the key {key} and both shapes, (24, 20) and (20, 24); it was: {message}"
 
 
 def test_many_missing_weights():

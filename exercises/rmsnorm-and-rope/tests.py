@@ -151,6 +151,48 @@ def test_norm_casts_to_x_dtype_not_the_weights():
                              f"normalised.to(float16): the normalised x is cast to x's dtype before scaling")
 
 
+def test_norm_float16_large_values_in_float32():
+    """"Normalise ... in float32": float16 inputs of a few hundred (their squares overflow float16's 65504) are
+    normalised in float32, so the output is finite and right."""
+    g = rng()
+    x = tensor(g, 4, 16, scale=200.0, dtype=torch.float16)
+    x[0, 0] = 300.0  # 300 ** 2 = 90000: beyond float16
+    norm = norm_of(g, 16, 1e-6, dtype=torch.float16)
+    got = norm.forward(x)
+    assert all(math.isfinite(v) for v in got.float().reshape(-1).tolist()), \
+        "float16 x of a few hundred: x ** 2 overflows float16; compute the mean square in float32"
+    want = norm.weight.float() * normalised(x, 1e-6)
+    assert torch.allclose(got.float(), want, rtol=1e-2, atol=1e-2), \
+        "float16 x of a few hundred: the output differs from weight * x / sqrt(mean(x^2) + eps) computed in float32"
+
+
+def test_cos_sin_rows_in_the_order_given():
+    """cos_sin: positions in any order, repeats allowed: row n of the result is the table row of positions[n]."""
+    rope = rope_of(8)
+    positions = [9, 3, 3, 0, 12, 1]
+    cos, sin = rope.cos_sin(torch.tensor(positions, dtype=torch.int32))
+    assert list(cos.shape) == [6, 1, 8] and list(sin.shape) == [6, 1, 8], "cos and sin must be [T, 1, D]"
+    assert torch.equal(cos[:, 0], rope._cos[positions]) and torch.equal(sin[:, 0], rope._sin[positions]), \
+        "cos_sin must return the rows of the positions in the order given (descending and repeated ones too)"
+
+
+def test_rope_keeps_the_model_dtype():
+    """The tables are already in the model's dtype (that of q and k): float16 tables, q and k give float16 cos,
+    sin, q and k (no cast to float32), rotated right."""
+    g = rng()
+    rope = RotaryEmbedding(8, 32, 10000.0, None, torch.float16, CPU)
+    positions = [g.randrange(0, 32) for _ in range(5)]
+    cos, sin = rope.cos_sin(torch.tensor(positions, dtype=torch.int32))
+    assert str(cos.dtype) == "torch.float16" and str(sin.dtype) == "torch.float16", \
+        "cos_sin returns the table rows as they are: in the model's dtype (float16 here), no cast"
+    q, k = tensor(g, 5, 2, 8, dtype=torch.float16), tensor(g, 5, 1, 8, dtype=torch.float16)
+    rq, rk = RotaryEmbedding.forward((cos, sin), q, k)
+    assert str(rq.dtype) == "torch.float16" and str(rk.dtype) == "torch.float16", \
+        "float16 q and k come back float16 (the tables are in the model's dtype: no cast to float32)"
+    assert torch.allclose(rq.float(), direct_rotate(q.float(), positions, rope).float(), atol=1e-2), \
+        "float16: q is not rotated as x * cos + rotate_half(x) * sin"
+
+
 def test_rope_random_shapes():
     """Random token counts, head counts and head sizes; repeated positions included."""
     g = rng()

@@ -147,6 +147,35 @@ def test_random_decodes():
         check(g, hq, hkv, g.choice([5, 7]), True, f"decode, heads {hq}/{hkv}")
 
 
+def test_store_into_layer_id_only():
+    """Store into layer layer_id, every layer in turn: its K and V hold k and v at out_loc, the other layers keep
+    their old values, and the output reads that layer's cache."""
+    g = rng()
+    for layer in range(LAYERS):
+        pool, be = setup(g, 4, 2, 5)
+        reqs = random_reqs(g, decode=False)
+        batch = make_batch(be, reqs, "prefill")
+        t = sum(r.extend_len for r in reqs)
+        q, k, v = tensor(g, t, 4, 5), tensor(g, t, 2, 5), tensor(g, t, 2, 5)
+        before_k, before_v = pool._k.clone(), pool._v.clone()
+        set_global_ctx(Context(1, pool, be))
+        try:
+            out = be.forward(q, k, v, layer, batch)
+        finally:
+            set_global_ctx(None)
+        loc = batch.out_loc.long()
+        assert torch.equal(pool._k[layer][loc], k) and torch.equal(pool._v[layer][loc], v), \
+            f"layer_id = {layer}: k and v must be stored at batch.out_loc in layer {layer}"
+        others = [i for i in range(LAYERS) if i != layer]
+        assert torch.equal(pool._k[others], before_k[others]) and torch.equal(pool._v[others], before_v[others]), \
+            f"layer_id = {layer}: only layer {layer} of the KV pool may be written"
+        r = reqs[0]
+        slots = be.page_table[r.table_idx, : r.device_len].long()
+        want = naive_attend(q[: r.extend_len], pool._k[layer][slots], pool._v[layer][slots], be.scale)
+        assert torch.allclose(out[: r.extend_len], want, atol=1e-5), \
+            f"layer_id = {layer}: request 0 must attend over layer {layer}'s cache at its slots"
+
+
 def check_padded(g, pad: int) -> None:
     """2 real decode requests padded with `pad` dummy requests: a row per query row, the real rows right."""
     pool, be = setup(g, 4, 2, 6)

@@ -119,6 +119,25 @@ def test_last_indices():
     assert got.tolist() == [c - 1 for c in cu[1 : bs + 1]], "row of the last new token of each of the first bs requests"
 
 
+def test_last_indices_of_a_padded_batch():
+    """get_last_indices(bs) of a padded batch: the rows of the first bs requests' last new tokens only (the dummy
+    padding requests after them are left out), int64."""
+    g = rng()
+    for phase in ("prefill", "decode"):
+        be = backend(g)
+        batch = random_batch(g, phase, pad=True)
+        be.prepare_metadata(batch)
+        cu = [0]
+        for r in batch.padded_reqs:
+            cu.append(cu[-1] + r.extend_len)
+        bs = batch.size
+        assert bs < len(batch.padded_reqs), "the test's batch is padded"
+        got = batch.attn_metadata.get_last_indices(bs)
+        assert str(got.dtype) == "torch.int64", f"the indices must be int64, got {got.dtype}"
+        assert got.tolist() == [c - 1 for c in cu[1 : bs + 1]], \
+            f"a padded {phase} batch: the rows of the last new token of the first bs = {bs} requests only"
+
+
 def test_like_the_engine():
     """Random batches: the metadata equals the engine's."""
     g = rng()

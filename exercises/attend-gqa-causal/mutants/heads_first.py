@@ -1,0 +1,19 @@
+"""The output, "o, [n, Hq, D]": it comes back heads first, [Hq, n, D] (the layout of the batched matmul)."""
+
+import torch
+
+
+def attend(q, k, v, scale):
+    n, hq, d = q.shape
+    L, hkv = k.shape[0], k.shape[1]
+    g = hq // hkv
+    qh = q.reshape(n, hkv, g, d).permute(1, 2, 0, 3)
+    kh = k.permute(1, 2, 0).unsqueeze(1)
+    vh = v.permute(1, 0, 2).unsqueeze(1)
+    scores = torch.matmul(qh, kh).float() * scale
+    if n > 1:
+        allowed = torch.arange(L)[None, :] <= torch.arange(L - n, L)[:, None]
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    probs = torch.softmax(scores, dim=-1).to(v.dtype)
+    out = torch.matmul(probs, vh)
+    return out.reshape(hq, n, d)

@@ -1,0 +1,21 @@
+"""Causal, "scores[j] ... for the keys j = 0 .. L - n + i": the softmax runs over every key and the later ones
+are zeroed afterwards, without renormalising, so the weights of each query no longer sum to 1."""
+
+import torch
+
+
+def attend(q, k, v, scale):
+    n, hq, d = q.shape
+    L, hkv = k.shape[0], k.shape[1]
+    g = hq // hkv
+    qh = q.reshape(n, hkv, g, d).permute(1, 2, 0, 3)
+    kh = k.permute(1, 2, 0).unsqueeze(1)
+    vh = v.permute(1, 0, 2).unsqueeze(1)
+    scores = torch.matmul(qh, kh).float() * scale
+    if n > 1:
+        allowed = torch.arange(L)[None, :] <= torch.arange(L - n, L)[:, None]
+        probs = torch.softmax(scores, dim=-1).masked_fill(~allowed, 0.0).to(v.dtype)
+    else:
+        probs = torch.softmax(scores, dim=-1).to(v.dtype)
+    out = torch.matmul(probs, vh)
+    return out.permute(2, 0, 1, 3).reshape(n, hq, d)

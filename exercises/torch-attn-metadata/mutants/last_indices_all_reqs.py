@@ -1,0 +1,26 @@
+"""get_last_indices, "of each of the first bs requests": bs is ignored: the dummy padding requests' last tokens
+come back too."""
+
+import torch
+
+
+class TorchAttnMetadata:
+    def get_last_indices(self, bs):
+        return (self.cu_seqlens_q[1:] - 1).long()
+
+
+class TorchAttnBackend:
+    def prepare_metadata(self, batch):
+        reqs = batch.padded_reqs
+        seqlens_q = [r.extend_len for r in reqs]
+        cache_seqlens = [r.device_len for r in reqs]
+        cu = [0]
+        for n in seqlens_q:
+            cu.append(cu[-1] + n)
+        rows = torch.tensor([r.table_idx for r in reqs], dtype=torch.int64, device=self.device)
+        batch.attn_metadata = TorchAttnMetadata(
+            cu_seqlens_q=torch.tensor(cu, dtype=torch.int32, device=self.device),
+            cache_seqlens=torch.tensor(cache_seqlens, dtype=torch.int32, device=self.device),
+            page_table=self.page_table[rows, : max(cache_seqlens)],
+            max_seqlen_q=max(seqlens_q),
+        )

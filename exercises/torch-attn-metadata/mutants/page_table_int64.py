@@ -1,0 +1,26 @@
+"""Dtype, "self.page_table is already int32 on self.device, so rows taken from it need no cast": the rows are cast
+to int64 (as if they had to index the cache as longs)."""
+
+import torch
+
+
+class TorchAttnMetadata:
+    def get_last_indices(self, bs):
+        return (self.cu_seqlens_q[1 : bs + 1] - 1).long()
+
+
+class TorchAttnBackend:
+    def prepare_metadata(self, batch):
+        reqs = batch.padded_reqs
+        seqlens_q = [r.extend_len for r in reqs]
+        cache_seqlens = [r.device_len for r in reqs]
+        cu = [0]
+        for n in seqlens_q:
+            cu.append(cu[-1] + n)
+        rows = torch.tensor([r.table_idx for r in reqs], dtype=torch.int64, device=self.device)
+        batch.attn_metadata = TorchAttnMetadata(
+            cu_seqlens_q=torch.tensor(cu, dtype=torch.int32, device=self.device),
+            cache_seqlens=torch.tensor(cache_seqlens, dtype=torch.int32, device=self.device),
+            page_table=self.page_table[rows, : max(cache_seqlens)].long(),
+            max_seqlen_q=max(seqlens_q),
+        )
