@@ -280,3 +280,23 @@ def test_one_tick_per_walk():
     ticks = [n.last_access for n in path]
     assert len(path) == 3 and len(set(ticks)) == 1, f"page size {p}: one tick for every node of the walk, not {ticks}"
     assert ticks[0] > before, f"page size {p}: the walk's tick is a new one (after every earlier tick)"
+
+
+def test_walk_directly():
+    """_walk, "follow the tree along tokens[:end] ... returns the node where the match stops, the number of tokens
+    matched, and the list of the matched nodes' value tensors, in order" (page sizes 1 and 3)."""
+    g = rng()
+    for p in (1, 3):
+        c = cache(p)
+        a = [g.randrange(1, 500) for _ in range(6 * p)]
+        c.insert(a, slots(0, 6 * p))
+        c.insert(a[: 2 * p] + [g.randrange(500, 900) for _ in range(p)], slots(100, 3 * p))  # split after 2 pages
+        node, pos, values = c._walk(list(a), 6 * p)
+        got = (type(values).__name__, [v.tolist() for v in values], pos, list(node.key))
+        want = ("list", [list(range(2 * p)), list(range(2 * p, 6 * p))], 6 * p, a[2 * p:])
+        assert got == want, f"page size {p}: _walk(a, {6 * p}): (type of values, each value, pos, the node's key)"
+        k = g.randint(3, 5)
+        node, pos, values = c._walk(list(a), k * p)
+        got = (pos, [v.tolist() for v in values], list(node.key))
+        want = (k * p, [list(range(2 * p)), list(range(2 * p, k * p))], a[2 * p:k * p])
+        assert got == want, f"page size {p}: _walk(a, end={k * p}) stops at end: (pos, values, the node's key)"
