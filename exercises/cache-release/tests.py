@@ -216,8 +216,9 @@ def test_offers_whole_pages_only():
 
         cm.prefix_cache.insert = recording
         prompt = [g.randrange(1, 500) for _ in range(g.randint(2, 4) * p + g.randint(1, p - 1))]
-        q = finish(cm, start(cm, 0, prompt), [g.randrange(1, 500) for _ in range(p)])
+        q = finish(cm, start(cm, 0, prompt), [g.randrange(1, 500) for _ in range(p + 1)])
         kv_len = q.cached_len
+        assert kv_len % p, "test set-up: the tokens with KV end inside a page"
         cm.release(q)
         for kind, n_tokens, n_slots in offered:
             assert kind == "list", f"page size {p}: the tokens are offered as a list of ints, not a {kind}"
