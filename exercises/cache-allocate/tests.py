@@ -239,6 +239,57 @@ def test_out_of_pages_raises():
     assert raised == "RuntimeError", "_take(12) with 11 pages in all must raise RuntimeError"
 
 
+def test_take_returns_a_list_of_ints():
+    """The form, "_take(self, n) -> list[int]": a list (not a tuple, not a tensor) of Python ints, also after an
+    eviction."""
+    g = rng()
+    cm = make(12, 3)
+    cache_some(cm, 4, 60)
+    for n in (g.randint(1, 4), g.randint(5, 8)):
+        pages = cm._take(n)
+        kinds = (type(pages).__name__, sorted({type(q).__name__ for q in pages}))
+        assert kinds == ("list", ["int"]), f"_take({n}) must return a list of Python ints: (its type, its items' types)"
+
+
+def test_out_of_pages_message():
+    """The error, "RuntimeError (with a message saying the KV pages ran out)": the message is not empty and speaks
+    of pages (or the KV cache)."""
+    cm = make(6, 3)
+    cache_some(cm, 2, 1)
+    try:
+        cm._take(7)
+        message = None
+    except NotImplementedError:
+        raise
+    except RuntimeError as e:
+        message = str(e)
+    assert message is not None, "_take(7) with 6 pages in all must raise RuntimeError"
+    said = bool(message.strip()) and ("page" in message.lower() or "kv" in message.lower())
+    assert said, f"the RuntimeError's message must say the KV pages ran out, not {message!r}"
+
+
+def test_new_pages_start_at_a_page_boundary():
+    """Where the new pages go, "page have + i ... page_table[row, (have + i) * page_size + o]": a request holding a
+    partly filled last page gets its new pages from the next page's first column; the held entries (the unused
+    tail of its last page too) stay as they are."""
+    g = rng()
+    for p, cached, device in [(3, 7, 11), (5, 6, 16), (3, 1, 2), (3, 2, 9)] + [(5, g.randint(1, 14), 0)]:
+        device = device or cached + g.randint(6, 20)
+        cm = make(40, p)
+        a = req(0, cached, device)
+        hold(cm, a)
+        have, need = -(-cached // p), -(-device // p)
+        held = cm.page_table[0, : have * p].tolist()
+        cm.allocate([a])
+        kept = cm.page_table[0, : have * p].tolist()
+        assert kept == held, f"page size {p}, cached_len {cached}: the held pages' entries (all of them) must stay"
+        bad = well_formed(cm, a, need)
+        assert bad == [], f"page size {p}, [{cached}, {device}): positions whose slot is not page * {p} + offset"
+        new = pages_of(cm, a, need)[have:]
+        got = (len(set(new)), cm.free_pages, sorted(set(new) & set(cm._free_pages)))
+        assert got == (need - have, 40 - need, []), f"page size {p}, [{cached}, {device}): (new pages, free, on both)"
+
+
 def run_paged(prompts, max_tokens, p):
     with engine(None, page_size=p) as llm:
         out = llm.generate([list(q) for q in prompts], [SamplingParams(max_tokens=n, ignore_eos=True) for n in max_tokens])

@@ -133,6 +133,23 @@ def test_locks_hold_until_unlocked():
     assert cm.prefix_cache.evictable_pages == 6, "after both unlock, all 6 remaining pages are evictable"
 
 
+def test_handle_kept():
+    """Rule "keep it in req.cache_handle either way": after a hit, the handle is the match's (the cached prefix's
+    node); with nothing matched, it is the tree's root (what an empty match gives), not None."""
+    r = rng()
+    prompt = [r.randrange(1, 500) for _ in range(r.randint(6, 10))]
+    cm = make(1)
+    cache_tokens(cm, prompt)
+    q = new_req(prompt[:4] + [999])
+    cm.match_and_lock(q)
+    handle = cm.prefix_cache.match_prefix(prompt[:4]).handle
+    assert q.cache_handle is handle, "after a hit, req.cache_handle is the handle match_prefix gave"
+    miss = new_req([r.randrange(600, 900) for _ in range(5)], 2)
+    cm.match_and_lock(miss)
+    root = cm.prefix_cache.match_prefix([]).handle
+    assert miss.cache_handle is root, "with nothing matched, req.cache_handle is the handle of the empty match (the root)"
+
+
 def run_twice(first, second, p):
     with engine(None, page_size=p) as llm:
         out = []

@@ -181,6 +181,69 @@ def test_lock_is_released():
     assert got, "after B's release, every cached page is evictable: release must unlock"
 
 
+def test_kv_len_never_more_than_input_ids():
+    """Rule 1, "kv_len is req.cached_len (but never more than len(req.input_ids))": a request whose cached_len runs
+    one past its tokens offers only its tokens (their whole pages) and frees every other page it holds."""
+    g = rng()
+    for p in (1, 3):
+        cm = make(40, p)
+        prompt = [g.randrange(1, 500) for _ in range(g.randint(4, 9))]
+        gen = [g.randrange(1, 500) for _ in range(g.randint(2, 6))]
+        q = finish(cm, start(cm, 0, prompt), gen)
+        n = len(q.input_ids)
+        q.device_len = n + 1
+        cm.allocate([q])
+        q.cached_len = n + 1  # one position past the tokens
+        cm.release(q)
+        errors = cm.integrity_errors([])
+        assert errors == [], f"page size {p}, cached_len {n + 1} > {n} tokens: every page must have one owner"
+        length = matched(cm, q.input_ids + [7])
+        assert length == n - n % p, f"page size {p}: the cache matches the {n - n % p} tokens of whole pages"
+
+
+def test_offers_whole_pages_only():
+    """Rule 1, "offer only tokens whose KV exists, and only whole pages": what release hands to insert is a
+    page-aligned list of at most kv_len tokens, with one slot per token."""
+    g = rng()
+    for p in (3, 5):
+        cm = make(40, p)
+        offered = []
+        insert = cm.prefix_cache.insert
+
+        def recording(tokens, slots, insert=insert, offered=offered):
+            offered.append((type(tokens).__name__, len(tokens), len(slots)))
+            return insert(tokens, slots)
+
+        cm.prefix_cache.insert = recording
+        prompt = [g.randrange(1, 500) for _ in range(g.randint(2, 4) * p + g.randint(1, p - 1))]
+        q = finish(cm, start(cm, 0, prompt), [g.randrange(1, 500) for _ in range(p + 1)])
+        kv_len = q.cached_len
+        assert kv_len % p, "test set-up: the tokens with KV end inside a page"
+        cm.release(q)
+        for kind, n_tokens, n_slots in offered:
+            assert kind == "list", f"page size {p}: the tokens are offered as a list of ints, not a {kind}"
+            assert n_tokens % p == 0, f"page size {p}: {n_tokens} tokens offered: only whole pages (kv_len {kv_len})"
+            assert n_tokens <= kv_len, f"page size {p}: {n_tokens} tokens offered, only {kv_len} have KV"
+            assert n_slots == n_tokens, f"page size {p}: {n_tokens} tokens offered with {n_slots} slots (one per token)"
+        total = sum(n for _, n, _ in offered)
+        assert total == kv_len - kv_len % p, f"page size {p}: the {kv_len - kv_len % p} tokens of whole pages offered"
+
+
+def test_free_list_holds_ints():
+    """The form, "self.free(pages) puts a list of page ids back": after releases the free list holds Python ints."""
+    g = rng()
+    p = g.choice([1, 3])
+    cm = make(50, p)
+    prompt = [g.randrange(1, 500) for _ in range(3 * p + 1)]
+    a, b = start(cm, 0, prompt), start(cm, 1, prompt)
+    finish(cm, a, [g.randrange(1, 500) for _ in range(g.randint(2, 5))])
+    finish(cm, b, [g.randrange(1, 500) for _ in range(g.randint(2, 5))])
+    cm.release(a)
+    cm.release(b)
+    kinds = sorted({type(q).__name__ for q in cm._free_pages})
+    assert kinds == ["int"], f"the free list must hold page ids as Python ints, not {kinds}"
+
+
 def run_rounds(rounds, p):
     """Several generate() calls on one LLM (the cache persists): tokens, hit tokens and integrity after each."""
     out = []

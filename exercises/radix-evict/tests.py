@@ -144,6 +144,49 @@ def test_evict_nothing():
     assert c.evictable_pages == 3
 
 
+def test_returns_a_list_of_ints_each_once():
+    """The form, "the page ids freed (each once), as a list of ints": page size 3, two leaves of 2 and 3 pages."""
+    c = cache(3)
+    put(c, [1, 2, 3, 4, 5, 6], 30)
+    put(c, [7, 8, 9, 10, 11, 12, 13, 14, 15], 60)
+    freed = c.evict(4)
+    kinds = (type(freed).__name__, sorted({type(q).__name__ for q in freed}))
+    assert kinds == ("list", ["int"]), "evict returns a list of Python ints: (its type, its items' types)"
+    got = sorted(freed)
+    assert got == [10, 11, 20, 21, 22], "each freed page id once (page = first slot of the page // 3)"
+
+
+def test_stops_at_exactly_enough():
+    """Boundaries, "stop as soon as the pages freed are at least num_pages": asking for exactly the pages of the
+    oldest leaves frees those leaves and no more; the page count follows (page size 3)."""
+    g = rng()
+    c = cache(3)
+    sizes = [g.randint(1, 3) for _ in range(4)]
+    for i, n in enumerate(sizes):
+        put(c, [100 * (i + 1) + j for j in range(3 * n)], 300 * i)
+    k = g.randint(1, 3)
+    got = evicted(c, sum(sizes[:k]))
+    want = sorted(q for i in range(k) for q in pages_of(300 * i, 3 * sizes[i], 3))
+    assert got == want, f"evict({sum(sizes[:k])}) = exactly the pages of the {k} oldest leaves: those, no more"
+    left = (c.evictable_pages, len(c.cached_pages))
+    assert left == (sum(sizes[k:]),) * 2, "(evictable pages, pages left in the tree): _total_pages counts pages"
+
+
+def test_parent_competes_by_its_own_tick():
+    """"A parent that becomes a childless, unlocked leaf competes with the others by its own last_access": P -> {X,
+    Y} used before Z; evicting X and Y makes P a leaf older than Z, so P goes before Z."""
+    g = rng()
+    c = cache()
+    trunk = [g.randrange(1, 50) for _ in range(3)]
+    put(c, trunk + [61, 62], 0)        # X (the node trunk + X, split by the next insert)
+    put(c, trunk + [71, 72, 73], 10)   # P = trunk, Y
+    put(c, [81, 82, 83, 84], 20)       # Z, the most recent
+    got = evicted(c, 6)
+    assert got == [0, 1, 2, 3, 4, 13, 14, 15], "X, Y, then their parent P (older than Z): Z stays"
+    kept = c.match_prefix([81, 82, 83, 84]).length
+    assert kept == 4, "Z, the most recently used, is still cached"
+
+
 def build_and_evict(ops, p):
     """Apply ('insert', tokens, slot) / ('match', tokens) / ('evict', n) ops; the freed pages of each evict."""
     c, out = cache(p), []

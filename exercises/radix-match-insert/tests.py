@@ -230,3 +230,73 @@ def test_insert_copies_the_slots():
     row.fill_(3)
     got = match(c, [4, 5, 6, 7, 8, 9, 10])[1]
     assert got == [40, 41, 42, 43, 44, 45, 46], "the page-table row was reused: the cache must have copied it"
+
+
+def test_split_directly():
+    """_split, "a new node with the first at tokens and slots takes node's place under its parent, with node's
+    lock_ref and last_access; node keeps the rest (and its children) and becomes the new node's only child; return
+    the new (upper) node" (page sizes 1 and 3)."""
+    g = rng()
+    for p in (1, 3):
+        c = cache(p)
+        a = [g.randrange(1, 500) for _ in range(4 * p)]
+        c.insert(a, slots(0, 4 * p))
+        c.insert(a + [g.randrange(500, 900) for _ in range(p)], slots(50, 5 * p))  # a child under a's node
+        node = c._root.children[tuple(a[:p])]
+        child = next(iter(node.children.values()))
+        node.lock_ref, node.last_access = 2, 77
+        at = p * g.randint(1, 3)
+        upper = c._split(node, at)
+        got = (list(upper.key), upper.value.tolist(), upper.lock_ref, upper.last_access)
+        assert got == (a[:at], list(range(at)), 2, 77), \
+            f"page size {p}, split at {at}: the upper node's (key, slots, lock_ref, last_access)"
+        placed = (upper.parent is c._root, c._root.children.get(tuple(a[:p])) is upper)
+        assert placed == (True, True), f"page size {p}: the upper node takes node's place under the root"
+        rest = (list(node.key), node.value.tolist(), node.parent is upper, list(upper.children.values()) == [node])
+        assert rest == (a[at:], list(range(at, 4 * p)), True, True), \
+            f"page size {p}: node keeps the rest (key, slots) and is the upper node's only child"
+        kept = (node.lock_ref, node.last_access, list(node.children.values()) == [child], child.parent is node)
+        assert kept == (2, 77, True, True), f"page size {p}: node keeps its lock_ref, last_access and children"
+        key_of_node = upper.children.get(tuple(a[at:at + p])) is node
+        assert key_of_node, f"page size {p}: the upper node's child is keyed by node's new first page"
+
+
+def test_one_tick_per_walk():
+    """_walk, "every node passed gets last_access set to one new tick (drawn once, the same for the whole walk)":
+    a match through three nodes gives the three the same tick, newer than any before."""
+    g = rng()
+    p = g.choice([1, 3])
+    c = cache(p)
+    a = [g.randrange(1, 500) for _ in range(6 * p)]
+    c.insert(a, slots(0, 6 * p))
+    c.insert(a[: 2 * p] + [g.randrange(500, 900) for _ in range(p)], slots(100, 3 * p))
+    c.insert(a[: 4 * p] + [g.randrange(900, 999) for _ in range(p)], slots(200, 5 * p))
+    before = max(n.last_access for n in c._nodes())
+    c.match_prefix(a)
+    path, node = [], c._root.children[tuple(a[:p])]
+    while node is not None:
+        path.append(node)
+        node = node.children.get(tuple(a[sum(len(n.key) for n in path): sum(len(n.key) for n in path) + p]))
+    ticks = [n.last_access for n in path]
+    assert len(path) == 3 and len(set(ticks)) == 1, f"page size {p}: one tick for every node of the walk, not {ticks}"
+    assert ticks[0] > before, f"page size {p}: the walk's tick is a new one (after every earlier tick)"
+
+
+def test_walk_directly():
+    """_walk, "follow the tree along tokens[:end] ... returns the node where the match stops, the number of tokens
+    matched, and the list of the matched nodes' value tensors, in order" (page sizes 1 and 3)."""
+    g = rng()
+    for p in (1, 3):
+        c = cache(p)
+        a = [g.randrange(1, 500) for _ in range(6 * p)]
+        c.insert(a, slots(0, 6 * p))
+        c.insert(a[: 2 * p] + [g.randrange(500, 900) for _ in range(p)], slots(100, 3 * p))  # split after 2 pages
+        node, pos, values = c._walk(list(a), 6 * p)
+        got = (type(values).__name__, [v.tolist() for v in values], pos, list(node.key))
+        want = ("list", [list(range(2 * p)), list(range(2 * p, 6 * p))], 6 * p, a[2 * p:])
+        assert got == want, f"page size {p}: _walk(a, {6 * p}): (type of values, each value, pos, the node's key)"
+        k = g.randint(3, 5)
+        node, pos, values = c._walk(list(a), k * p)
+        got = (pos, [v.tolist() for v in values], list(node.key))
+        want = (k * p, [list(range(2 * p)), list(range(2 * p, k * p))], a[2 * p:k * p])
+        assert got == want, f"page size {p}: _walk(a, end={k * p}) stops at end: (pos, values, the node's key)"

@@ -1,0 +1,19 @@
+""""Stop as soon as the pages freed are at least num_pages ... or longer (the last leaf is freed whole)": evict
+stops before a leaf that would free more than asked, so it can free less than num_pages with leaves left."""
+
+class RadixPrefixCache:
+    def evict(self, num_pages):
+        leaves = [(n.last_access, id(n), n) for n in self._nodes() if not n.children and n.lock_ref == 0]
+        heapq.heapify(leaves)
+        freed = []
+        while leaves and len(freed) < num_pages:
+            _, _, node = heapq.heappop(leaves)
+            if len(freed) + len(node.key) // self.page_size > num_pages:
+                break
+            parent = node.parent
+            del parent.children[self._first(node.key, 0)]
+            freed.extend((node.value[:: self.page_size] // self.page_size).tolist())
+            self._total_pages -= len(node.key) // self.page_size
+            if parent is not self._root and not parent.children and parent.lock_ref == 0:
+                heapq.heappush(leaves, (parent.last_access, id(parent), parent))
+        return freed

@@ -1,0 +1,23 @@
+"""_locked_pages, "a node holds len(node.key) // self.page_size pages": lock and unlock count tokens, not pages."""
+
+class RadixPrefixCache:
+    def lock(self, handle):
+        node = handle
+        while node is not None and node is not self._root:
+            if node.lock_ref == 0:
+                self._locked_pages += len(node.key)
+            node.lock_ref += 1
+            node = node.parent
+
+    def unlock(self, handle):
+        node = handle
+        while node is not None and node is not self._root:
+            assert node.lock_ref > 0, "unlock without lock"
+            node.lock_ref -= 1
+            if node.lock_ref == 0:
+                self._locked_pages -= len(node.key)
+            node = node.parent
+
+    @property
+    def evictable_pages(self):
+        return self._total_pages - self._locked_pages

