@@ -96,7 +96,7 @@ class FakeAttn:
 
 
 def fake_scheduler(page_size: int = 1, graph_bs=(), num_pages: int = 120):
-    """What _prepare_batch reads of a Scheduler, with a real CacheManager and a random token pool (no model):
+    """A Scheduler with what _prepare_batch reads, a real CacheManager and a random token pool (no model):
     pad_batch pads a decode batch up to the next size of graph_bs, like the engine's graph runner."""
     g = rng()
     page_table = torch.zeros(ROWS + 1, MAX_SEQ, dtype=torch.int32)
@@ -113,7 +113,9 @@ def fake_scheduler(page_size: int = 1, graph_bs=(), num_pages: int = 120):
                           attn_backend=FakeAttn(), dummy_req=dummy, max_seq_len=MAX_SEQ)
     pool = torch.tensor([[g.randrange(1, 999) for _ in range(MAX_SEQ)] for _ in range(ROWS + 1)], dtype=torch.int32)
     cache = CacheManager(num_pages, page_size, "radix", page_table, torch.device("cpu"))
-    return SimpleNamespace(engine=eng, token_pool=pool, cache_manager=cache, device=torch.device("cpu"))
+    sc = Scheduler.__new__(Scheduler)  # a real Scheduler object: a submission's own helper methods are found
+    sc.engine, sc.token_pool, sc.cache_manager, sc.device = eng, pool, cache, torch.device("cpu")
+    return sc
 
 
 def held_req(sc, row: int, prompt_len: int, cached: int, device: int) -> Req:
