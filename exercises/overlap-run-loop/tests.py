@@ -118,39 +118,39 @@ class Scripted(Scheduler):
         self.engine = SimpleNamespace(stream=None)
         self.prefill_manager = SimpleNamespace(pending=[])
         self.decode_manager = SimpleNamespace(running={})
-        self.ready, self.locked, self.unlock_after = ready, locked, unlock_after
-        self.scheduled, self.processed, self.events, self.inference = 0, [], [], []
+        self.t_ready, self.t_locked, self.t_unlock_after = ready, locked, unlock_after
+        self.t_scheduled, self.t_processed, self.t_events, self.t_inference = 0, [], [], []
 
     @property
     def has_work(self) -> bool:
-        return bool(self.ready or self.locked or len(self.processed) < self.scheduled)
+        return bool(self.t_ready or self.t_locked or len(self.t_processed) < self.t_scheduled)
 
-    def _log(self, e):
-        if len(self.events) >= MAX_EVENTS:
+    def _t_log(self, e):
+        if len(self.t_events) >= MAX_EVENTS:
             raise RuntimeError(f"more than {MAX_EVENTS} loop events: the loop does not stop")
-        self.events.append(e)
+        self.t_events.append(e)
 
     def _schedule_next_batch(self):
-        if not self.ready:
+        if not self.t_ready:
             return None
-        self.ready -= 1
-        self.scheduled += 1
-        return SimpleNamespace(k=self.scheduled)
+        self.t_ready -= 1
+        self.t_scheduled += 1
+        return SimpleNamespace(k=self.t_scheduled)
 
     def _forward(self, fwd):
-        self.inference.append(torch.is_inference_mode_enabled())
-        self._log(("launch", fwd.k))
+        self.t_inference.append(torch.is_inference_mode_enabled())
+        self._t_log(("launch", fwd.k))
         return SimpleNamespace(k=fwd.k)
 
     def _process(self, fwd, out):
         assert out.k == fwd.k, "_process(fwd, out) with the output of that same batch"
-        self._log(("process", fwd.k))
-        self.processed.append(fwd.k)
+        self._t_log(("process", fwd.k))
+        self.t_processed.append(fwd.k)
 
     def _release_finished(self, ongoing):
-        self._log(("release", ongoing.k if ongoing is not None else None))
-        if self.locked and self.unlock_after in self.processed:
-            self.ready, self.locked = self.ready + self.locked, 0
+        self._t_log(("release", ongoing.k if ongoing is not None else None))
+        if self.t_locked and self.t_unlock_after in self.t_processed:
+            self.t_ready, self.t_locked = self.t_ready + self.t_locked, 0
 
 
 def loop(sc: Scripted, overlap: bool):
@@ -165,7 +165,7 @@ def loop(sc: Scripted, overlap: bool):
         raised = type(e).__name__
     finally:
         ENV.DISABLE_OVERLAP_SCHEDULING.value = True
-    return squeeze(sc.events), raised
+    return squeeze(sc.t_events), raised
 
 
 def test_unit_order_without_overlap():
@@ -190,7 +190,7 @@ def test_unit_inference_mode():
     for overlap in (False, True):
         sc = Scripted(3)
         loop(sc, overlap)
-        assert sc.inference == [True] * 3, f"overlap={overlap}: inference mode at each launch"
+        assert sc.t_inference == [True] * 3, f"overlap={overlap}: inference mode at each launch"
 
 
 def test_unit_inside_stream_ctx():
@@ -250,7 +250,7 @@ def test_unit_keeps_going_after_a_release():
     for overlap in (False, True):
         sc = Scripted(2, locked=2, unlock_after=2)
         got, raised = loop(sc, overlap)
-        assert sc.processed == [1, 2, 3, 4], f"overlap={overlap}: the 4 batches, each processed once, in order"
+        assert sc.t_processed == [1, 2, 3, 4], f"overlap={overlap}: the 4 batches, each processed once, in order"
         assert raised == "", f"overlap={overlap}: everything ran: no exception"
         assert got[-1][0] == "release", f"overlap={overlap}: the last step releases"
 
@@ -261,7 +261,7 @@ def test_unit_idle_with_work_left_raises():
         n = rng().randint(1, 3)
         sc = Scripted(n, locked=1, unlock_after=None)
         got, raised = loop(sc, overlap)
-        assert sc.processed == list(range(1, n + 1)), f"overlap={overlap}: what could run was run and processed"
+        assert sc.t_processed == list(range(1, n + 1)), f"overlap={overlap}: what could run was run and processed"
         assert raised == "RuntimeError", f"overlap={overlap}: work left that can never run: RuntimeError"
 
 
