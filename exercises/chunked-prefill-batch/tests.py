@@ -235,6 +235,17 @@ def test_admitted_once():
     assert used == 1, "one page-table row for the request, not one per chunk"
 
 
+def test_nothing_pending_is_none():
+    """Nothing pending (at the start, then once every prompt is done): None, not an empty batch."""
+    pm = setup(8)
+    got = pm.schedule_next_batch()
+    assert got is None, "nothing pending: schedule_next_batch returns None"
+    add(pm, 0, 5)
+    step(pm)
+    got = pm.schedule_next_batch()
+    assert got is None, "every prompt is done: None"
+
+
 def test_engine_hidden_prompts():
     """Random prompts and budget on the tiny model: the same prefill batches as the engine's, and the same tokens."""
     r = rng()

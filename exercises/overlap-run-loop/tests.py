@@ -1,11 +1,15 @@
 """Tests for overlap-run-loop: Scheduler.run_until_idle, its order of launches, result processing and releases,
 with overlap on and off, on the tiny model."""
 
+from contextlib import contextmanager
+from types import SimpleNamespace
+
 import torch
 
 from judge.testing import engine, expected, hidden_prompts, rng
 from minisgl.core import Req, SamplingParams
 from minisgl.env import ENV
+from minisgl.scheduler.scheduler import Scheduler
 
 MAX_EVENTS = 2000
 
@@ -101,6 +105,172 @@ def test_example_with_overlap():
     tokens, events, _ = run([[5, 6, 7, 8]], [3], overlap=True)
     assert [len(t) for t in tokens] == [3], "3 new tokens (every launched batch's results must be processed)"
     assert events == expected_order(3, True), "(event, batch number) in order"
+
+
+# ------------------------------------------------------------------------------------------- unit-level harness
+
+class Scripted(Scheduler):
+    """A Scheduler with no engine: `ready` batches can be scheduled now; `locked` more become schedulable at the
+    first release after batch `unlock_after` was processed (finished requests freeing memory), never if
+    unlock_after is None. Records (launch, k), (process, k), (release, k or None) like watch()."""
+
+    def __init__(self, ready: int, locked: int = 0, unlock_after=None):
+        self.engine = SimpleNamespace(stream=None)
+        self.prefill_manager = SimpleNamespace(pending=[])
+        self.decode_manager = SimpleNamespace(running={})
+        self.t_ready, self.t_locked, self.t_unlock_after = ready, locked, unlock_after
+        self.t_scheduled, self.t_processed, self.t_events, self.t_inference = 0, [], [], []
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self.t_ready or self.t_locked or len(self.t_processed) < self.t_scheduled)
+
+    def _t_log(self, e):
+        if len(self.t_events) >= MAX_EVENTS:
+            raise RuntimeError(f"more than {MAX_EVENTS} loop events: the loop does not stop")
+        self.t_events.append(e)
+
+    def _schedule_next_batch(self):
+        if not self.t_ready:
+            return None
+        self.t_ready -= 1
+        self.t_scheduled += 1
+        return SimpleNamespace(k=self.t_scheduled)
+
+    def _forward(self, fwd):
+        self.t_inference.append(torch.is_inference_mode_enabled())
+        self._t_log(("launch", fwd.k))
+        return SimpleNamespace(k=fwd.k)
+
+    def _process(self, fwd, out):
+        assert out.k == fwd.k, "_process(fwd, out) with the output of that same batch"
+        self._t_log(("process", fwd.k))
+        self.t_processed.append(fwd.k)
+
+    def _release_finished(self, ongoing):
+        self._t_log(("release", ongoing.k if ongoing is not None else None))
+        if self.t_locked and self.t_unlock_after in self.t_processed:
+            self.t_ready, self.t_locked = self.t_ready + self.t_locked, 0
+
+
+def loop(sc: Scripted, overlap: bool):
+    """Run sc.run_until_idle() in a mode: (events, squeezed; the exception's type name or '')."""
+    ENV.DISABLE_OVERLAP_SCHEDULING.value = not overlap
+    try:
+        sc.run_until_idle()
+        raised = ""
+    except NotImplementedError:
+        raise
+    except Exception as e:  # noqa: BLE001 - which exception is what is checked
+        raised = type(e).__name__
+    finally:
+        ENV.DISABLE_OVERLAP_SCHEDULING.value = True
+    return squeeze(sc.t_events), raised
+
+
+def test_unit_order_without_overlap():
+    """Overlap off: launch k, process k, release(None), for every batch; then stop, nothing left."""
+    n = rng().randint(1, 6)
+    got, raised = loop(Scripted(n), overlap=False)
+    assert got == expected_order(n, False), f"{n} batches: (event, batch number) in order"
+    assert raised == "", "nothing left: no exception"
+
+
+def test_unit_order_with_overlap():
+    """Overlap on: launch k + 1, then process k, then release(k + 1); the last batch is processed in a step that
+    launches nothing, followed by release(None). One batch, then a random number from 2 on."""
+    for n in (1, rng().randint(2, 6)):
+        got, raised = loop(Scripted(n), overlap=True)
+        assert got == expected_order(n, True), f"{n} batches: (event, batch number) in order"
+        assert raised == ""
+
+
+def test_unit_inference_mode():
+    """Every launch runs under torch.inference_mode(), in both modes."""
+    for overlap in (False, True):
+        sc = Scripted(3)
+        loop(sc, overlap)
+        assert sc.t_inference == [True] * 3, f"overlap={overlap}: inference mode at each launch"
+
+
+def test_unit_inside_stream_ctx():
+    """The loop runs inside stream_ctx(self.engine.stream): every launch happens with the engine's stream current
+    (a stand-in CUDA stream class, so that stream_ctx enters torch.cuda.stream(stream) on a CPU too)."""
+    current: list = []
+
+    class FakeStream:
+        pass
+
+    @contextmanager
+    def recording(stream):
+        current.append(stream)
+        try:
+            yield
+        finally:
+            current.pop()
+
+    saved = {name: vars(torch.cuda).get(name) for name in ("Stream", "stream")}  # the browser's torch has no stream
+    torch.cuda.Stream, torch.cuda.stream = FakeStream, recording
+    try:
+        for overlap in (False, True):
+            sc = Scripted(2)
+            sc.engine.stream = stream = FakeStream()
+            launched_inside = []
+            forward = sc._forward
+            sc._forward = lambda fwd, forward=forward, stream=stream: (
+                launched_inside.append(current == [stream]), forward(fwd))[1]
+            loop(sc, overlap)
+            assert launched_inside == [True, True], f"overlap={overlap}: launches inside stream_ctx(engine.stream)"
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                delattr(torch.cuda, name)
+            else:
+                setattr(torch.cuda, name, value)
+
+
+def test_unit_flag_read_once():
+    """ENV.DISABLE_OVERLAP_SCHEDULING is read once, at the start: flipping it during the run changes nothing."""
+    for overlap in (False, True):
+        sc = Scripted(4)
+        forward = sc._forward
+
+        def flipping(fwd, forward=forward, overlap=overlap):
+            ENV.DISABLE_OVERLAP_SCHEDULING.value = overlap  # the other mode, from the second step on
+            return forward(fwd)
+
+        sc._forward = flipping
+        got, _ = loop(sc, overlap)
+        assert got == expected_order(4, overlap), f"started with overlap={overlap}: the whole run in that mode"
+
+
+def test_unit_keeps_going_after_a_release():
+    """Two more batches become schedulable only at the release after batch 2 was processed: the loop goes on and
+    runs them (a step that processed something is followed by another), in both modes."""
+    for overlap in (False, True):
+        sc = Scripted(2, locked=2, unlock_after=2)
+        got, raised = loop(sc, overlap)
+        assert sc.t_processed == [1, 2, 3, 4], f"overlap={overlap}: the 4 batches, each processed once, in order"
+        assert raised == "", f"overlap={overlap}: everything ran: no exception"
+        assert got[-1][0] == "release", f"overlap={overlap}: the last step releases"
+
+
+def test_unit_idle_with_work_left_raises():
+    """Batches that can never be scheduled: once idle, the loop raises RuntimeError (after running what it could)."""
+    for overlap in (False, True):
+        n = rng().randint(1, 3)
+        sc = Scripted(n, locked=1, unlock_after=None)
+        got, raised = loop(sc, overlap)
+        assert sc.t_processed == list(range(1, n + 1)), f"overlap={overlap}: what could run was run and processed"
+        assert raised == "RuntimeError", f"overlap={overlap}: work left that can never run: RuntimeError"
+
+
+def test_unit_nothing_to_do():
+    """Nothing to schedule: the loop returns at once (at most a release(None)), in both modes."""
+    for overlap in (False, True):
+        got, raised = loop(Scripted(0), overlap)
+        ran = [e for e in got if e != ("release", None)]
+        assert (ran, raised) == ([], ""), f"overlap={overlap}: nothing launched or processed, no exception"
 
 
 # ------------------------------------------------------------------------------------------- hidden

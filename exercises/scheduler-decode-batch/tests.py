@@ -125,6 +125,39 @@ def test_remove():
     assert dm.schedule_next_batch() is None, "nothing running after every request was removed"
 
 
+def test_rejoining_goes_last():
+    """A request that stopped running (chunked, then finished, or removed) and joins again later goes last, like a
+    new one: it does not get its old place back."""
+    dm = DecodeManager()
+    a, b, c = after_forward(4, 5, 9, 1), after_forward(1, 3, 9, 1), after_forward(6, 4, 9, 1)
+    dm.add_after_forward([a, b, c])
+    a.chunked = True
+    dm.add_after_forward([a])
+    a.chunked = False
+    dm.add_after_forward([a])
+    got = uids(dm.schedule_next_batch())
+    assert got == [1, 6, 4], "a stopped running and joined again: it goes last"
+    dm.remove(b)
+    dm.add_after_forward([b])
+    got = uids(dm.schedule_next_batch())
+    assert got == [6, 4, 1], "b was removed and joined again: it goes last"
+
+
+def test_batch_reqs_is_a_list_of_its_own():
+    """Batch(reqs=[...]): the batch's reqs is a list, and requests joining or leaving afterwards do not change a
+    batch already made."""
+    dm = DecodeManager()
+    a, b = after_forward(0, 4, 9, 1), after_forward(1, 3, 9, 1)
+    dm.add_after_forward([a, b])
+    batch = dm.schedule_next_batch()
+    kind = type(batch.reqs)
+    assert kind is list, f"batch.reqs must be a list, not {kind.__name__}"
+    dm.remove(a)
+    dm.add_after_forward([after_forward(2, 5, 9, 1)])
+    got = uids(batch)
+    assert got == [0, 1], "a batch already made keeps its requests when others join or leave"
+
+
 def test_random_joins_and_leaves():
     """A random sequence of joins, finishes and removals, checked against the rules of the statement."""
     r = rng()

@@ -1,10 +1,14 @@
 """Tests for scheduler-prepare-batch: Scheduler._prepare_batch on real batches of the tiny model, then whole
 generations (chunked prefill, prefix cache, graphs)."""
 
+from types import SimpleNamespace
+
 import torch
 
 from judge.testing import PROMPT_IDS, Trace, engine, expected, hidden_prompts, rng
-from minisgl.core import Req, SamplingParams
+from minisgl.core import Batch, Req, SamplingParams
+from minisgl.scheduler.cache import CacheManager
+from minisgl.scheduler.scheduler import ForwardInput, Scheduler
 
 _uid = [1000]
 
@@ -73,6 +77,180 @@ def test_example_engine_tokens():
     assert all_replayed, "every decode step must replay a graph (pad the batch)"
     want = expected(lambda: gen()[0])
     assert tokens == want, "the tokens differ from the engine's"
+
+
+# ------------------------------------------------------------------------------------------- unit-level harness
+
+ROWS, MAX_SEQ = 6, 40
+
+
+class FakeAttn:
+    """Records each prepare_metadata call: whether the batch's three input tensors were set by then."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def prepare_metadata(self, batch):
+        self.calls.append(all(t is not None for t in (batch.positions, batch.input_ids, batch.out_loc)))
+        batch.attn_metadata = "metadata"
+
+
+def fake_scheduler(page_size: int = 1, graph_bs=(), num_pages: int = 120):
+    """A Scheduler with what _prepare_batch reads, a real CacheManager and a random token pool (no model):
+    pad_batch pads a decode batch up to the next size of graph_bs, like the engine's graph runner."""
+    g = rng()
+    page_table = torch.zeros(ROWS + 1, MAX_SEQ, dtype=torch.int32)
+    dummy_slot = num_pages * page_size
+    page_table[ROWS] = dummy_slot
+    dummy = Req(input_ids=[0], table_idx=ROWS, cached_len=0, output_len=1, uid=-1)
+
+    def pad_batch(batch):
+        n = len(batch.reqs)
+        size = next((bs for bs in graph_bs if bs >= n), n) if batch.phase == "decode" else n
+        batch.padded_reqs = batch.reqs + [dummy] * (size - n)
+
+    eng = SimpleNamespace(page_table=page_table, graph_runner=SimpleNamespace(pad_batch=pad_batch),
+                          attn_backend=FakeAttn(), dummy_req=dummy, max_seq_len=MAX_SEQ)
+    pool = torch.tensor([[g.randrange(1, 999) for _ in range(MAX_SEQ)] for _ in range(ROWS + 1)], dtype=torch.int32)
+    cache = CacheManager(num_pages, page_size, "radix", page_table, torch.device("cpu"))
+    sc = Scheduler.__new__(Scheduler)  # a real Scheduler object: a submission's own helper methods are found
+    sc.engine, sc.token_pool, sc.cache_manager, sc.device = eng, pool, cache, torch.device("cpu")
+    return sc
+
+
+def held_req(sc, row: int, prompt_len: int, cached: int, device: int) -> Req:
+    """A request in row `row` holding the pages of its first `cached` positions; it computes [cached, device)."""
+    r = Req(input_ids=list(range(5, 5 + prompt_len)), table_idx=row, cached_len=0, output_len=MAX_SEQ // 2, uid=row)
+    r.device_len = cached
+    sc.cache_manager.allocate([r])
+    r.cached_len, r.device_len = cached, device
+    return r
+
+
+def want_inputs(sc, reqs) -> dict:
+    """positions, input_ids and out_loc by the rules, for these (padded) requests, read after the call."""
+    pos = [j for r in reqs for j in range(r.cached_len, r.device_len)]
+    rows = [r.table_idx for r in reqs for _ in range(r.cached_len, r.device_len)]
+    return {"positions": pos, "input_ids": [int(sc.token_pool[i, j]) for i, j in zip(rows, pos)],
+            "out_loc": [int(sc.engine.page_table[i, j]) for i, j in zip(rows, pos)]}
+
+
+def prefill_batch(sc, g) -> list:
+    """Two or three prefills (one with a cached prefix of whole pages): their requests."""
+    p = sc.cache_manager.page_size
+    reqs = []
+    for row in range(g.randint(2, 3)):
+        n = g.randint(4, 11)
+        cached = p * g.randint(1, 2) if row == 1 else 0
+        reqs.append(held_req(sc, row, n + cached, cached, n + cached))
+    return reqs
+
+
+def decode_batch(sc, g, n: int) -> list:
+    """n decoding requests: each computes the one position after those it holds."""
+    reqs = []
+    for row in range(n):
+        length = g.randint(4, 14)
+        reqs.append(held_req(sc, row, length - g.randint(1, 3), length - 1, length))
+    return reqs
+
+
+def test_unit_prefill_inputs():
+    """Prefill (page sizes 1 and 3, a cached prefix): positions [cached_len, device_len) of each request in order,
+    input_ids the token pool and out_loc the page table at (row, position), after allocating the new pages."""
+    g = rng()
+    for p in (1, 3):
+        sc = fake_scheduler(p)
+        reqs = prefill_batch(sc, g)
+        batch = Batch(reqs=reqs, phase="prefill")
+        Scheduler._prepare_batch(sc, batch)
+        got = {"positions": batch.positions.tolist(), "input_ids": batch.input_ids.tolist(),
+               "out_loc": batch.out_loc.tolist()}
+        assert got == want_inputs(sc, reqs), f"page size {p}: (positions, input_ids, out_loc) of the batch"
+        slots = got["out_loc"]
+        assert len(set(slots)) == len(slots) and sc.engine.page_table[ROWS, 0] not in slots, \
+            "each input token writes its own KV slot, on pages allocated for its request"
+
+
+def test_unit_input_dtypes():
+    """positions, input_ids and out_loc are int32 tensors (on self.device)."""
+    g = rng()
+    for phase in ("prefill", "decode"):
+        sc = fake_scheduler(1, graph_bs=(1, 2, 4))
+        reqs = prefill_batch(sc, g) if phase == "prefill" else decode_batch(sc, g, 3)
+        batch = Batch(reqs=reqs, phase=phase)
+        Scheduler._prepare_batch(sc, batch)
+        got = tuple(str(t.dtype) for t in (batch.positions, batch.input_ids, batch.out_loc))
+        assert got == ("torch.int32",) * 3, f"{phase}: (positions, input_ids, out_loc) dtypes"
+        where = tuple(t.device for t in (batch.positions, batch.input_ids, batch.out_loc))
+        assert where == (sc.device,) * 3
+
+
+def test_unit_decode_padded():
+    """A decode batch of 3 padded to 4: one input per padded request (the dummy's from its own row), pages only
+    for the 3 real requests, sampled tokens of the 3 real ones to (row, device_len)."""
+    g = rng()
+    for p in (1, 3):
+        sc = fake_scheduler(p, graph_bs=(1, 2, 4, 8))
+        reqs = decode_batch(sc, g, 3)
+        free = sc.cache_manager.free_pages
+        new_pages = sum(-(-r.device_len // p) - -(-r.cached_len // p) for r in reqs)
+        batch = Batch(reqs=reqs, phase="decode")
+        fwd = Scheduler._prepare_batch(sc, batch)
+        assert batch.padded_size == 4, "pad the batch (graph_runner.pad_batch) to the graph size 4"
+        got = {"positions": batch.positions.tolist(), "input_ids": batch.input_ids.tolist(),
+               "out_loc": batch.out_loc.tolist()}
+        assert got == want_inputs(sc, batch.padded_reqs), f"page size {p}: the inputs of the 4 padded requests"
+        used = free - sc.cache_manager.free_pages
+        assert used == new_pages, "pages are allocated for the real requests (batch.reqs) only"
+        where = (fwd.write_rows.tolist(), fwd.write_cols.tolist(), fwd.chunked)
+        assert where == ([r.table_idx for r in reqs], [r.device_len for r in reqs], [False] * 3), \
+            "(write_rows, write_cols, chunked): one per real request, at (row, device_len)"
+
+
+def test_unit_chunked_token_to_dummy_row():
+    """A batch of a chunked request between two others: its sampled token goes to (dummy row, max_seq_len - 1),
+    the others' to (row, device_len); chunked lists each real request's flag."""
+    g = rng()
+    sc = fake_scheduler(g.choice([1, 3]))
+    reqs = prefill_batch(sc, g)
+    reqs.append(held_req(sc, len(reqs), 20, 0, g.randint(5, 9)))
+    reqs[1].chunked = reqs[-1].chunked = True
+    batch = Batch(reqs=reqs, phase="prefill")
+    fwd = Scheduler._prepare_batch(sc, batch)
+    flags = [r.chunked for r in reqs]
+    want_rows = [ROWS if c else r.table_idx for r, c in zip(reqs, flags)]
+    want_cols = [MAX_SEQ - 1 if c else r.device_len for r, c in zip(reqs, flags)]
+    got = (fwd.write_rows.tolist(), fwd.write_cols.tolist())
+    assert got == (want_rows, want_cols), "(write_rows, write_cols): a chunk's token to (dummy row, max_seq_len - 1)"
+    assert fwd.chunked == flags, "chunked: each real request's chunked flag, in order"
+
+
+def test_unit_forward_input_form():
+    """ForwardInput(batch, chunked=[Python bools], write_rows, write_cols: int64 tensors on self.device)."""
+    g = rng()
+    sc = fake_scheduler(1, graph_bs=(1, 2, 4))
+    reqs = decode_batch(sc, g, 3)
+    reqs[0].chunked = True
+    batch = Batch(reqs=reqs, phase="decode")
+    fwd = Scheduler._prepare_batch(sc, batch)
+    assert isinstance(fwd, ForwardInput) and fwd.batch is batch, "return ForwardInput(batch, ...) of this batch"
+    kinds = (type(fwd.chunked).__name__, [type(c).__name__ for c in fwd.chunked])
+    assert kinds == ("list", ["bool"] * 3), "chunked: a list of Python bools, one per real request"
+    got = (str(fwd.write_rows.dtype), str(fwd.write_cols.dtype))
+    assert got == ("torch.int64", "torch.int64"), "(write_rows, write_cols) dtypes"
+    where = (fwd.write_rows.device, fwd.write_cols.device)
+    assert where == (sc.device, sc.device)
+
+
+def test_unit_metadata_once_after_inputs():
+    """The attention metadata is built once per batch, after positions, input_ids and out_loc are set."""
+    g = rng()
+    sc = fake_scheduler(1)
+    batch = Batch(reqs=prefill_batch(sc, g), phase="prefill")
+    Scheduler._prepare_batch(sc, batch)
+    calls = sc.engine.attn_backend.calls
+    assert calls == [True], "prepare_metadata called once, with the inputs already set ([inputs set?] per call)"
 
 
 # ------------------------------------------------------------------------------------------- hidden

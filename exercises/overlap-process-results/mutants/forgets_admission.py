@@ -19,7 +19,7 @@ class Scheduler:
 
     def _release_finished(self, ongoing):
         busy = set(ongoing.batch.reqs) if ongoing is not None else set()
-        for req in list(self.finished_reqs):
+        for req in sorted(self.finished_reqs, key=lambda r: r.uid):
             if req in busy:
                 continue
             self.finished_reqs.discard(req)

@@ -19,7 +19,7 @@ class Scheduler:
 
     def _release_finished(self, ongoing):
         busy = set(ongoing.batch.reqs) if ongoing is not None else set()
-        for req in list(self.finished_reqs):
+        for req in sorted(self.finished_reqs, key=lambda r: r.uid):
             self.finished_reqs.discard(req)
             self.cache_manager.release(req)
             self.table_manager.free(req.table_idx)

@@ -1,0 +1,22 @@
+"""Rule 4, "False when it is [the rest of its prompt]": chunked is only ever set to True, so a request's last
+chunk stays marked chunked after an earlier one."""
+
+
+class PrefillManager:
+    def schedule_next_batch(self):
+        budget = self.chunk_budget
+        reqs = []
+        while self.pending and budget > 0:
+            req = self.pending[0]
+            if req.uid not in self.admitted and not self._try_admit(req):
+                break
+            remaining = req.prompt_len - req.cached_len
+            chunk = min(remaining, budget)
+            req.device_len = req.cached_len + chunk
+            if chunk < remaining:
+                req.chunked = True
+            reqs.append(req)
+            budget -= chunk
+            if not req.chunked:
+                self.pending.popleft()
+        return Batch(reqs=reqs, phase="prefill") if reqs else None

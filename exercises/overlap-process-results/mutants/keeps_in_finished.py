@@ -1,0 +1,28 @@
+"""_release_finished, "and leaves self.finished_reqs": a released request stays in finished_reqs and is
+released again at the next step."""
+
+
+class Scheduler:
+    def _process(self, fwd, out):
+        out.copy_done.synchronize()
+        tokens = out.next_tokens_cpu.tolist()
+        for i, req in enumerate(fwd.batch.reqs):
+            if fwd.chunked[i] or req in self.finished_reqs:
+                continue
+            token = tokens[i]
+            req.input_ids.append(token)
+            done = len(req.input_ids) - req.prompt_len >= req.output_len
+            if not req.sampling_params.ignore_eos and token in self.eos_ids:
+                done = True
+            if done:
+                self.finished_reqs.add(req)
+                self.decode_manager.remove(req)
+
+    def _release_finished(self, ongoing):
+        busy = set(ongoing.batch.reqs) if ongoing is not None else set()
+        for req in sorted(self.finished_reqs, key=lambda r: r.uid):
+            if req in busy:
+                continue
+            self.cache_manager.release(req)
+            self.table_manager.free(req.table_idx)
+            self.prefill_manager.finish(req)

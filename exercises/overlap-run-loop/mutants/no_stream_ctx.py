@@ -1,0 +1,27 @@
+""""Run everything inside with stream_ctx(self.engine.stream), ...": only torch.inference_mode() is entered (the
+engine's stream is never made current)."""
+
+
+class Scheduler:
+    def run_until_idle(self):
+        overlap = not ENV.DISABLE_OVERLAP_SCHEDULING.value
+        last = None
+        with torch.inference_mode():
+            while True:
+                fwd = self._schedule_next_batch()
+                ongoing = (fwd, self._forward(fwd)) if fwd is not None else None
+                processed = False
+                if overlap:
+                    if last is not None:
+                        self._process(*last)
+                        processed = True
+                    self._release_finished(ongoing[0] if ongoing is not None else None)
+                    last = ongoing
+                elif ongoing is not None:
+                    self._process(*ongoing)
+                    self._release_finished(None)
+                    processed = True
+                if ongoing is None and not processed:
+                    break
+        if self.has_work:
+            raise RuntimeError("scheduler stopped with requests left")

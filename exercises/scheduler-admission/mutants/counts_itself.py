@@ -1,0 +1,26 @@
+""""While _try_admit(req) runs, req is not in self.admitted yet": it records req before the check, so the
+reserved pages count its own need a second time."""
+
+
+class PrefillManager:
+    def _reserved_pages(self):
+        p = self.cache.page_size
+        return sum(pages_for(r.max_device_len, p) - pages_for(r.cached_len, p) for r in self.admitted.values())
+
+    def _try_admit(self, req):
+        if self.table.available == 0:
+            return False
+        req.table_idx = self.table.allocate()
+        self.cache.match_and_lock(req)
+        self.admitted[req.uid] = req
+        p = self.cache.page_size
+        need = pages_for(req.max_device_len, p) - pages_for(req.cached_len, p)
+        if need > self.cache.available_pages - self._reserved_pages():
+            self.cache.unlock(req)
+            req.cached_len = req.matched_len = 0
+            self.table.free(req.table_idx)
+            req.table_idx = -1
+            del self.admitted[req.uid]
+            return False
+        self._write_prompt(req)
+        return True

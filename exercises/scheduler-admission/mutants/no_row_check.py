@@ -1,0 +1,23 @@
+"""Step 1, "no free page-table row: return False (and change nothing)": it never checks for a free row and
+takes one anyway."""
+
+
+class PrefillManager:
+    def _reserved_pages(self):
+        p = self.cache.page_size
+        return sum(pages_for(r.max_device_len, p) - pages_for(r.cached_len, p) for r in self.admitted.values())
+
+    def _try_admit(self, req):
+        req.table_idx = self.table.allocate()
+        self.cache.match_and_lock(req)
+        p = self.cache.page_size
+        need = pages_for(req.max_device_len, p) - pages_for(req.cached_len, p)
+        if need > self.cache.available_pages - self._reserved_pages():
+            self.cache.unlock(req)
+            req.cached_len = req.matched_len = 0
+            self.table.free(req.table_idx)
+            req.table_idx = -1
+            return False
+        self._write_prompt(req)
+        self.admitted[req.uid] = req
+        return True

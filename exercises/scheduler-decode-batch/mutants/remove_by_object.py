@@ -1,0 +1,19 @@
+"""remove(), "the request finished: it stops running": it pops the request object, not its uid, from the dict
+keyed by uid: nothing is ever removed (and nothing raises)."""
+
+
+class DecodeManager:
+    def add_after_forward(self, reqs):
+        for req in reqs:
+            if req.can_decode and not req.chunked:
+                self.running[req.uid] = req
+            else:
+                self.running.pop(req.uid, None)
+
+    def remove(self, req):
+        self.running.pop(req, None)
+
+    def schedule_next_batch(self):
+        if not self.running:
+            return None
+        return Batch(reqs=list(self.running.values()), phase="decode")

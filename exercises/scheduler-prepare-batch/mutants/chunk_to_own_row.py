@@ -1,0 +1,23 @@
+"""Rule 4, "it goes to the dummy row's last column": a chunk's token goes to the last column of its own row."""
+
+
+class Scheduler:
+    def _prepare_batch(self, batch):
+        self.engine.graph_runner.pad_batch(batch)
+        self.cache_manager.allocate(batch.reqs)
+        rows, cols = [], []
+        for req in batch.padded_reqs:
+            rows.extend([req.table_idx] * req.extend_len)
+            cols.extend(range(req.cached_len, req.device_len))
+        row_t = torch.tensor(rows, dtype=torch.int64)
+        col_t = torch.tensor(cols, dtype=torch.int64)
+        batch.positions = col_t.to(torch.int32)
+        batch.input_ids = self.token_pool[row_t, col_t]
+        batch.out_loc = self.engine.page_table[row_t, col_t]
+        self.engine.attn_backend.prepare_metadata(batch)
+        dummy = self.engine.dummy_req.table_idx
+        w_rows = [r.table_idx for r in batch.reqs]
+        w_cols = [self.engine.max_seq_len - 1 if r.chunked else r.device_len for r in batch.reqs]
+        return ForwardInput(batch=batch, chunked=[r.chunked for r in batch.reqs],
+                            write_rows=torch.tensor(w_rows, dtype=torch.int64),
+                            write_cols=torch.tensor(w_cols, dtype=torch.int64))
