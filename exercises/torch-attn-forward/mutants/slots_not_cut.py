@@ -12,7 +12,7 @@ class TorchAttnBackend:
         k_cache, v_cache = kv.k_cache(layer_id), kv.v_cache(layer_id)
         cu, lens = meta.cu_seqlens_q.tolist(), meta.cache_seqlens.tolist()
         outs = []
-        for i, seq_len in enumerate(lens):
+        for i, _seq_len in enumerate(lens):
             slots = meta.page_table[i].long()
             outs.append(attend(q[cu[i] : cu[i + 1]], k_cache[slots], v_cache[slots], self.scale))
         return torch.cat(outs) if len(outs) > 1 else outs[0]
