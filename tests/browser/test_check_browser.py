@@ -21,6 +21,8 @@ def test_check_browser_flags_a_mutant_that_passes(tmp_path):
     shutil.copyfile(judge_browser.REPO / "exercises" / "chapters.toml", root / "chapters.toml")
     shutil.copytree(judge_browser.REPO / "exercises" / "graph-bs-list", root / "graph-bs-list")
     (root / "graph-bs-list" / "mutants" / "zz_planted.py").write_text(reference_source(find_exercise("graph-bs-list")))
+    table = root / "graph-bs-list" / "promises.toml"  # the planted one under a promise, as a real mutant would be
+    table.write_text(table.read_text().replace('mutants = ["descending"]', 'mutants = ["descending", "zz_planted"]'))
     proc = subprocess.run([sys.executable, "practice/judge.py", "--exercises", str(root), "check", "--browser"],
                           cwd=judge_browser.REPO, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr
