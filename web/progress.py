@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import Blueprint, current_app, g, request
+from flask import Blueprint, g
 from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -29,7 +29,7 @@ from .db import utcnow
 from .errors import ApiError, json_object
 from .grading import ready_grading
 from .models import DONE, Submission, Workspace
-from .submissions import iso
+from .submissions import check_code, iso, limit_body
 
 bp = Blueprint("progress", __name__, url_prefix="/api/v1")
 ACCEPTED = "accepted"
@@ -98,10 +98,7 @@ def _shown(w: Workspace, *, code: bool) -> dict[str, Any]:
     return d
 
 
-@bp.before_request
-def _limit_body():
-    # the code limit, plus room for the JSON around it (escaping can double it); checked before reading
-    request.max_content_length = 2 * int(current_app.config["MAX_CODE_BYTES"]) + 4096
+bp.before_request(limit_body)
 
 
 @bp.get("/workspaces")
@@ -133,17 +130,7 @@ def _code_from_body() -> str:
     code = data.get("code")
     if not isinstance(code, str):
         raise ApiError(400, "bad_code", "'code' must be the code to save (a string).", field="code")
-    size = len(code.encode("utf-8", "surrogatepass"))
-    limit = int(current_app.config["MAX_CODE_BYTES"])
-    if size > limit:
-        raise ApiError(413, "code_too_large", f"The code is {size} bytes; the limit is {limit}.")
-    if "\x00" in code:
-        raise ApiError(400, "bad_code", "The code contains a NUL character.", field="code")
-    try:
-        code.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ApiError(400, "bad_code", "The code is not valid Unicode (lone surrogates).", field="code") from None
-    return code
+    return check_code(code, field="code")
 
 
 @bp.put("/workspaces/<exercise>")

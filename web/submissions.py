@@ -94,10 +94,29 @@ def _own(s, sub_id: int) -> Submission:
     return sub
 
 
-@bp.before_request
-def _limit_body():
-    # the code limit, plus room for the JSON around it (escaping can double it); checked before reading
+def limit_body() -> None:
+    """A ``before_request`` of every route whose body carries code: the code limit, plus room for the JSON around it
+    (escaping can double it); checked before the body is read."""
     request.max_content_length = 2 * int(current_app.config["MAX_CODE_BYTES"]) + 4096
+
+
+def check_code(code: str, field: str | None = None) -> str:
+    """``code`` if it may be stored: at most ``MAX_CODE_BYTES`` of UTF-8 (413), no NUL, no lone surrogates (400)."""
+    size = len(code.encode("utf-8", "surrogatepass"))
+    limit = int(current_app.config["MAX_CODE_BYTES"])
+    if size > limit:
+        raise ApiError(413, "code_too_large", f"The code is {size} bytes; the limit is {limit}.")
+    named = {"field": field} if field else {}  # the body's field, where the route's errors name it
+    if "\x00" in code:
+        raise ApiError(400, "bad_code", "The code contains a NUL character.", **named)
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "bad_code", "The code is not valid Unicode (lone surrogates).", **named) from None
+    return code
+
+
+bp.before_request(limit_body)
 
 
 @bp.post("/api/v1/submissions")
@@ -122,16 +141,7 @@ def create():
         raise ApiError(400, "bad_run", "'run' must be true (the visible examples only) or false (every test).")
     if not isinstance(code, str):
         raise ApiError(400, "bad_code", "'code' must be the submission's source (a string).")
-    size = len(code.encode("utf-8", "surrogatepass"))
-    limit = int(current_app.config["MAX_CODE_BYTES"])
-    if size > limit:
-        raise ApiError(413, "code_too_large", f"The code is {size} bytes; the limit is {limit}.")
-    if "\x00" in code:
-        raise ApiError(400, "bad_code", "The code contains a NUL character.")
-    try:
-        code.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ApiError(400, "bad_code", "The code is not valid Unicode (lone surrogates).") from None
+    check_code(code)
     try:
         sub = grading.queue.enqueue(g.user.id, exercise, mode, code, run, also=record_timings)
     except Refused as e:
