@@ -305,7 +305,7 @@ def judge_source(
                 verdict.tests.append(result)
                 continue
             emit({"event": "test_start", "name": name})
-            testing.RUN.test = name
+            testing.RUN.test, testing.RUN.drawn = name, None
             _seed_torch(testing.seed())  # torch's global generator too: the same draws in every process
             checks.start(name)
             out = _Capture()
@@ -321,6 +321,9 @@ def judge_source(
             finally:
                 result.ms = round((time.perf_counter() - t) * 1000, 1)
                 result.output = out.getvalue()
+                if result.status != "pass" and testing.RUN.drawn is not None:
+                    result.message += (f"\n(the engine of this test, drawn from seed {seed}: {testing.RUN.drawn}; "
+                                       f"--seed {seed} draws it again)")
                 result.message = cap(result.message, MESSAGE_CAP)
                 sys.setrecursionlimit(recursion_limit)
                 healed = guard.heal()

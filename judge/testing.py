@@ -23,6 +23,7 @@ import contextlib
 import random
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class _RunState:
         # judge: this process decides; reference / learner: trusted mode, a referee decides from both
         self.role = "judge"
         self.checks: Checks | None = None  # the running judge.checks.Checks
+        self.drawn: EngineDraw | None = None  # the engine configuration engine() drew for the running test
 
     def reset(self) -> None:
         self.__init__()  # type: ignore[misc]
@@ -186,12 +188,62 @@ def engine_device() -> str:
     return "cuda" if RUN.mode == "gpu" else "cpu"
 
 
+_DRAW = object()  # engine()'s default for graph_bs: draw whether to capture graphs (None: graphs off)
+
+
+@dataclass(frozen=True)
+class EngineDraw:
+    """An engine configuration drawn for one test from its seed (``draw_engine``): the same in every process of
+    one judging and in every ``engine()`` of the test, so the learner's run and ``expected(...)``'s agree."""
+
+    overlap: bool  # overlap scheduling on
+    page_size: int
+    chunked_prefill_size: int | None  # None: the default budget (nothing is chunked)
+    tied: bool  # the tiny Qwen3 whose LM head is its embedding
+    num_pages: int | None  # None: the default 256 pages; else a pool where requests wait and the cache evicts
+    graph_bs: tuple[int, ...] | None  # CUDA graph batch sizes (emulated on a CPU); batches in between are padded
+
+    def __str__(self) -> str:
+        return ", ".join([
+            f"overlap {'on' if self.overlap else 'off'}", f"page size {self.page_size}",
+            f"chunked prefill {self.chunked_prefill_size} tokens" if self.chunked_prefill_size else "no chunking",
+            "tied LM head" if self.tied else "untied LM head",
+            f"{self.num_pages} KV pages" if self.num_pages else "256 KV pages",
+            f"CUDA graphs {list(self.graph_bs)} (padded)" if self.graph_bs else "no CUDA graphs"])
+
+
+def draws_engine() -> bool:
+    """Whether ``engine()`` draws a configuration for the running test: only the hidden end-to-end tests (named
+    ``test_engine_*`` or ``*same_tokens*``) do; a unit test that builds its set-up with ``engine()`` and the visible
+    examples get the defaults (overlap off, page size 1, nothing chunked, untied, 256 pages, no graphs)."""
+    from .promises import END_TO_END
+
+    return bool(END_TO_END.search(RUN.test)) and not RUN.test.startswith("test_example")
+
+
+def draw_engine() -> EngineDraw:
+    """The engine configuration of the running test, drawn from its seed (apart from ``rng()``'s stream); the
+    defaults where the test draws none (``draws_engine``)."""
+    if not draws_engine():
+        return EngineDraw(overlap=False, page_size=1, chunked_prefill_size=None, tied=False, num_pages=None,
+                          graph_bs=None)
+    r = random.Random(f"engine:{seed()}")
+    page_size = r.choice([1, 1, 2, 4])
+    small = r.random() < 0.4
+    # the largest request (max_seq_len 64 tokens) always fits; a few more pages let some run side by side
+    num_pages = -(-64 // page_size) + 2 + r.randint(0, 24 // page_size) if small else None
+    return EngineDraw(overlap=r.random() < 0.5, page_size=page_size,
+                      chunked_prefill_size=r.choice([None, r.randint(3, 12)]), tied=r.random() < 0.35,
+                      num_pages=num_pages, graph_bs=r.choice([None, None, (1, 2, 4), (2, 3, 5), (3, 6)]))
+
+
 def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, backend: str | None = None,
-             max_bs: int | None = None, **kw: Any) -> Any:
+             max_bs: int | None = None, tied: bool = False, **kw: Any) -> Any:
     """An LLM on the tiny random Qwen3: float32, 8 running requests, 256 KV pages, max_seq_len 64.
 
     graph_bs: the batch sizes to capture (None: graphs off, unless max_bs is given). On CUDA the
-    backend is ``torch_static`` (the one a real capture accepts), on a CPU ``torch``.
+    backend is ``torch_static`` (the one a real capture accepts), on a CPU ``torch``. ``tied``: the
+    Qwen3 whose LM head is its embedding.
     """
     import torch
 
@@ -207,20 +259,38 @@ def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, ba
     args["cuda_graph_max_bs"] = max_bs if max_bs is not None else (None if graph_bs is not None else 0)
     args.update(kw)
     # prompts are token ids, so generate() never loads the tokenizer (nor imports transformers)
-    return LLM(str(tiny_model("qwen3")), **args)
+    return LLM(str(tiny_model("qwen3", tied=tied)), **args)
 
 
 @contextlib.contextmanager
-def engine(graph_bs: list[int] | None = None, **kw: Any) -> Iterator[Any]:
-    """``with engine([1, 2, 4]) as llm:`` a tiny LLM that is shut down afterwards, whatever happens.
+def engine(graph_bs: Any = _DRAW, *, overlap: bool | None = None, **kw: Any) -> Iterator[Any]:
+    """``with engine() as llm:`` a tiny LLM that is shut down afterwards, whatever happens.
 
-    Inside, overlap scheduling is off (the tests see each batch's results before the next batch is
-    scheduled; a test may turn it on with ``ENV.DISABLE_OVERLAP_SCHEDULING.value = False``); on the way
-    out the flag is put back as it was."""
+    In a hidden end-to-end test (``draws_engine``) what the test does not choose is drawn for it (``draw_engine``,
+    from its seed): overlap scheduling, page size, chunked prefill, a tied or untied LM head, a small pool, CUDA
+    graphs with padded batches; elsewhere these are the defaults (overlap off, page size 1, ...). What a test
+    gives is kept (``page_size=4``, ``chunked_prefill_size=5``, ``num_page_override=30``, ``tied=False``,
+    ``overlap=False``; ``graph_bs``: the sizes, or None for graphs off). ``RUN.drawn`` holds the draw; a failed
+    test's message shows it. On the way out the overlap flag is put back as it was."""
     from minisgl.env import ENV
 
+    d = draw_engine()
+    drew = False
+    if overlap is None:
+        overlap, drew = d.overlap, True
+    if graph_bs is _DRAW:
+        graph_bs = list(d.graph_bs) if d.graph_bs and "max_bs" not in kw else None
+        drew = True
+    for key, value in (("page_size", d.page_size), ("chunked_prefill_size", d.chunked_prefill_size),
+                       ("tied", d.tied), ("num_page_override", d.num_pages)):
+        if key not in kw:
+            drew = True
+            if value is not None:
+                kw[key] = value
+    if drew and draws_engine():
+        RUN.drawn = d
     before = ENV.DISABLE_OVERLAP_SCHEDULING.value
-    ENV.DISABLE_OVERLAP_SCHEDULING.value = True
+    ENV.DISABLE_OVERLAP_SCHEDULING.value = not overlap
     try:
         llm = tiny_llm(graph_bs, **kw)
         try:
@@ -244,21 +314,25 @@ def generate(llm: Any, prompts: list[list[int]], max_tokens: int) -> list[list[i
     return [list(o["token_ids"]) for o in out]
 
 
-def eager_tokens(prompts: list[list[int]], max_tokens: int | list[int], device: str | None = None) -> list[list[int]]:
+def eager_tokens(prompts: list[list[int]], max_tokens: int | list[int], device: str | None = None,
+                 tied: bool | None = None) -> list[list[int]]:
     """The expected tokens: the engine's own code, no CUDA graphs (cached for the process). ``max_tokens``
-    is one count for all prompts, or one per prompt (each prompt then generated alone)."""
+    is one count for all prompts, or one per prompt (each prompt then generated alone). ``tied``: the model
+    (None: the one ``engine()`` uses in this test, drawn or not)."""
     device = device or engine_device()
     counts = tuple(max_tokens) if isinstance(max_tokens, (list, tuple)) else max_tokens
-    key = (tuple(map(tuple, prompts)), counts, device, RUN.role)
+    tied = draw_engine().tied if tied is None else tied
+    key = (tuple(map(tuple, prompts)), counts, device, RUN.role, tied)
     if key not in _EAGER_CACHE:
-        _EAGER_CACHE[key] = expected(_eager_run, [list(p) for p in prompts], counts, device)
+        _EAGER_CACHE[key] = expected(_eager_run, [list(p) for p in prompts], counts, device, tied)
     from .checks import plain
 
     return plain(_EAGER_CACHE[key])  # a fresh copy: the caller may change it
 
 
-def _eager_run(prompts: list[list[int]], max_tokens: int | tuple[int, ...], device: str) -> list[list[int]]:
-    with engine(None, device=device) as llm:
+def _eager_run(prompts: list[list[int]], max_tokens: int | tuple[int, ...], device: str,
+               tied: bool) -> list[list[int]]:
+    with engine(None, device=device, tied=tied) as llm:
         if isinstance(max_tokens, int):
             return generate(llm, prompts, max_tokens)
         return [generate(llm, [p], n)[0] for p, n in zip(prompts, max_tokens)]  # each prompt alone
