@@ -322,8 +322,7 @@ def judge_source(
                 result.ms = round((time.perf_counter() - t) * 1000, 1)
                 result.output = out.getvalue()
                 if result.status != "pass" and testing.RUN.drawn is not None:
-                    result.message += (f"\n(the engine of this test, drawn from seed {seed}: {testing.RUN.drawn}; "
-                                       f"--seed {seed} draws it again)")
+                    result.message += testing.draw_note(seed, name)
                 result.message = cap(result.message, MESSAGE_CAP)
                 sys.setrecursionlimit(recursion_limit)
                 healed = guard.heal()

@@ -237,6 +237,19 @@ def draw_engine() -> EngineDraw:
                       num_pages=num_pages, graph_bs=r.choice([None, None, (1, 2, 4), (2, 3, 5), (3, 6)]))
 
 
+def draw_note(judging_seed: int, test: str) -> str:
+    """What a failed hidden end-to-end test's message adds: the engine drawn for it and how to draw it again."""
+    state = (RUN.seed, RUN.test)
+    RUN.seed, RUN.test = judging_seed, test
+    try:
+        drawn = draw_engine() if draws_engine() else None
+    finally:
+        RUN.seed, RUN.test = state
+    if drawn is None:
+        return ""
+    return f"\n(the engine of this test, drawn from seed {judging_seed}: {drawn}; --seed {judging_seed} draws it again)"
+
+
 def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, backend: str | None = None,
              max_bs: int | None = None, tied: bool = False, **kw: Any) -> Any:
     """An LLM on the tiny random Qwen3: float32, 8 running requests, 256 KV pages, max_seq_len 64.

@@ -246,7 +246,9 @@ def _decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: 
             why = _check_test(learner.checks.get(want.name, []), reference.checks.get(want.name, []), sites,
                               tests_source, tests_file, complete=got.status == "pass")
             if why:
-                result.status, result.message = "fail", cap(why, MESSAGE_CAP)
+                from .testing import draw_note
+
+                result.status, result.message = "fail", cap(why + draw_note(ref.seed, want.name), MESSAGE_CAP)
         v.tests.append(result)
     return v.finalize()
 
