@@ -3,7 +3,7 @@ tiny model (graphs with dummy padding, prefix cache, pages of 3), all on a CPU."
 
 import torch
 
-from judge.testing import PROMPT_IDS, engine, expected, hidden_prompts, rng
+from judge.testing import PROMPT_IDS, engine, expected, gpu, hidden_prompts, rng
 from minisgl.attention.fi import FlashInferBackend
 from minisgl.core import Batch, Req, SamplingParams
 
@@ -180,6 +180,30 @@ def test_int32_everywhere():
     assert got["kv_indices"][1] == [15, 16, 17], "slots 30..35 are pages 15, 16 and 17 (slot // page_size)"
 
 
+
+def test_large_page_ids_exact():
+    """A large pool (slot ids above 2**24, where float32 cannot hold every integer): page ids are exact integers,
+    slot // page_size, never a float division rounded back."""
+    pt = torch.zeros(3, 6, dtype=torch.int32)
+    pt[0, :2] = torch.tensor([16_777_217, 16_777_218], dtype=torch.int32)  # page size 1: pages 16777217, 16777218
+    pt[1, :3] = torch.arange(3 * 5_592_407, 3 * 5_592_407 + 3, dtype=torch.int32)  # page size 3: page 5592407
+    for p, row, n, want in [(1, 0, 2, [16_777_217, 16_777_218]), (3, 1, 2, [5_592_407])]:
+        got = plain(backend(pt, p)._host_metadata(Batch(reqs=[req(row, n - 1, n)], phase="decode")))
+        assert got["kv_indices"] == ("torch.int32", want), \
+            f"page size {p}: slots {pt[row, :n].tolist()} are pages {want} (integer slot // page_size)"
+    r = rng()
+    p = r.choice([3, 5, 7])
+    n_pages = 4
+    pages = r.sample(range((1 << 24) // p + 1, (1 << 31) // p - 1), n_pages)
+    pt = torch.zeros(2, n_pages * p, dtype=torch.int32)
+    for k, q in enumerate(pages):
+        pt[0, k * p:(k + 1) * p] = torch.arange(q * p, q * p + p, dtype=torch.int32)
+    n = (n_pages - 1) * p + r.randint(1, p)
+    reqs = [req(0, n - 1, n)]
+    got = plain(backend(pt, p)._host_metadata(Batch(reqs=reqs, phase="decode")))
+    assert got == want_for(pt, p, reqs), f"page size {p}, pages {pages}: exact page ids in a large pool"
+
+
 def engine_metadata(prompts, max_tokens, p):
     """The FlashInfer metadata of every batch the tiny model runs (graphs [1, 2, 4], pages of p tokens)."""
     seen = []
@@ -207,3 +231,22 @@ def test_engine_batches():
     got = engine_metadata(prompts, max_tokens, 3)
     want = expected(engine_metadata, prompts, max_tokens, 3)
     assert got == want, "(phase, metadata) of each batch of the tiny model"
+
+
+@gpu(reason="needs a CUDA GPU (self.device and the CPU must differ)")
+def test_gpu_devices():
+    """On a CUDA machine (page table on the GPU): cu_seqlens_q on self.device, the three KV tensors on the CPU
+    (where plan() reads them), with the same values."""
+    r = rng()
+    p = r.choice([3, 5])
+    pt = table(3, 30, p, r, dummy_page=61)
+    reqs = [req(row, r.randint(0, n - 1), n) for row, n in zip((2, 0), r.sample(range(2, 30), 2))]
+    fb = backend(pt.to("cuda"), p)
+    fb.device = torch.device("cuda")
+    meta = fb._host_metadata(Batch(reqs=reqs, phase="prefill"))
+    cu_device = meta.cu_seqlens_q.device.type
+    assert cu_device == "cuda", "cu_seqlens_q must be on self.device (the GPU here)"
+    kv_devices = [t.device.type for t in (meta.kv_indptr, meta.kv_indices, meta.kv_last_page_len)]
+    assert kv_devices == ["cpu", "cpu", "cpu"], "kv_indptr, kv_indices and kv_last_page_len stay on the CPU"
+    got = plain(meta)  # .tolist() reads the GPU tensor too
+    assert got == want_for(pt, p, reqs), f"page size {p}, lengths {[q.device_len for q in reqs]}"

@@ -97,6 +97,17 @@ def test_explicit_list_drops_sizes_below_one():
     assert got == picked, f"the explicit list {given}: sizes below 1 (0 and negatives) are dropped"
 
 
+def test_explicit_list_keeps_size_one():
+    """Size 1 is not below 1: an explicit list keeps it (only 0 and negatives are dropped)."""
+    for given, want in (([1], [1]), ([5, 1, 0, 12], [1, 5, 12])):
+        got = call(list(given), None, True, BIG)
+        assert got == want, f"the explicit list {given}: size 1 is kept (only sizes below 1 are dropped)"
+    r = rng()
+    picked = sample_sizes(r, 3)
+    given = [picked[2], 1, -r.randint(1, 50), picked[0], 1, picked[1]]
+    got = call(given, 20, False, 0)
+    assert got == [1] + picked, f"the explicit list {given}: size 1 is kept, first"
+
 def test_explicit_empty_list_means_no_graphs():
     """An explicit empty list, or one with no size >= 1, means no graphs (it is not 'no list')."""
     for given in ([], [0], [0, -3]):
