@@ -357,4 +357,4 @@ def test_engine_from_a_resharded_checkpoint():
             got = generate(llm, prompts, 5)
         finally:
             llm.shutdown()
-    assert got == eager_tokens(prompts, 5), "the tokens differ from those of the original checkpoint"
+    assert got == eager_tokens(prompts, 5, tied=False), "the tokens differ from those of the original checkpoint"

@@ -68,6 +68,11 @@ def test_the_model_loads_through_it(files):
         t[0] = 7.0  # writable, and the reader's own copy (real safetensors maps the file instead)
         assert f.get_tensor("model.embed_tokens.weight").sum().item() == before
     assert type(t).__module__ == "torch" and type(t).__name__ == "Tensor" and str(t.dtype) == "torch.float32"
+    for device in (None, "cpu"):  # as in safetensors, None is the CPU; another device is refused
+        with READER.safe_open(files[0], framework="pt", device=device) as f:
+            assert f.get_tensor("model.embed_tokens.weight").sum().item() == before
+    with pytest.raises(NotImplementedError, match="only the CPU"):
+        READER.safe_open(files[0], framework="pt", device="cuda")
     with READER.safe_open(files[2], framework="pt") as f:
         assert f.metadata() == {"format": "pt", "note": "every dtype"}
         assert f.keys() == sorted(f.keys())

@@ -26,11 +26,11 @@ TORCH = "torch"  # the module holding the browser's torch (tests load it under a
 
 
 class safe_open:
-    def __init__(self, filename: str | os.PathLike, framework: str, device: str = "cpu") -> None:
+    def __init__(self, filename: str | os.PathLike, framework: str, device: str | None = "cpu") -> None:
         if framework not in ("pt", "np", "numpy"):
             raise NotImplementedError(f"safetensors framework {framework!r} is not implemented in the browser "
                                       "(only 'pt' and 'numpy')")
-        if str(device) != "cpu":
+        if device is not None and str(device) != "cpu":  # None is the CPU, as in safetensors
             raise NotImplementedError(f"safetensors device {device!r}: the browser has only the CPU")
         self._path, self._framework = os.fspath(filename), framework
         with open(self._path, "rb") as f:
