@@ -3,7 +3,7 @@ then the tiny model with pages of 3 tokens."""
 
 import torch
 
-from judge.testing import engine, expected, hidden_prompts, rng
+from judge.testing import engine, expected, hidden_prompts, mode, rng
 from minisgl.core import Req, SamplingParams
 from minisgl.scheduler.cache import CacheManager
 
@@ -288,6 +288,36 @@ def test_new_pages_start_at_a_page_boundary():
         new = pages_of(cm, a, need)[have:]
         got = (len(set(new)), cm.free_pages, sorted(set(new) & set(cm._free_pages)))
         assert got == (need - have, 40 - need, []), f"page size {p}, [{cached}, {device}): (new pages, free, on both)"
+
+
+def test_on_the_device_of_the_table():
+    """The table on another device than the CPU, "self.device — the device of self.page_table and self._offsets"
+    (PyTorch's meta device: shapes and dtypes, no values): allocate works there, the pages are taken, the table keeps
+    its device, dtype and shape. The browser's torch has only the CPU: there this test checks nothing."""
+    if mode() == "browser":
+        return
+    g = rng()
+    meta = torch.device("meta")
+    for p, states in [(3, [(0, 7), (4, 11)])] + [(g.choice([3, 5]), [(g.randint(0, 9), 0) for _ in range(3)])]:
+        states = [(cached, device or cached + g.randint(1, 12)) for cached, device in states]
+        cm = CacheManager(40, p, "radix", torch.zeros(ROWS, WIDTH, dtype=torch.int32, device=meta), meta)
+        reqs = [req(uid, cached, device) for uid, (cached, device) in enumerate(states)]
+        for q in reqs:
+            del cm._free_pages[: -(-q.cached_len // p)]  # the pages it holds (their entries do not matter here)
+        free = cm.free_pages
+        try:
+            cm.allocate(reqs)
+        except (RuntimeError, NotImplementedError) as e:
+            if "write allocate" in str(e) or "write _take" in str(e):
+                raise
+            raise AssertionError(f"page size {p}, (cached_len, device_len) {states}: with the table on the meta device "
+                                 f"(no values) allocate raised {type(e).__name__}: {e}; build your tensors on "
+                                 "self.device and never read the table's values") from None
+        lack = sum(-(-device // p) - -(-cached // p) for cached, device in states)
+        got = cm.free_pages
+        assert got == free - lack, f"page size {p}, (cached_len, device_len) {states}: free pages after allocate"
+        table = (str(cm.page_table.device), str(cm.page_table.dtype), list(cm.page_table.shape))
+        assert table == ("meta", "torch.int32", [ROWS, WIDTH]), "the page table keeps its device, dtype and shape"
 
 
 def run_paged(prompts, max_tokens, p):

@@ -230,18 +230,21 @@ def test_offers_whole_pages_only():
 
 
 def test_free_list_holds_ints():
-    """The form, "self.free(pages) puts a list of page ids back": after releases the free list holds Python ints."""
+    """The form, "self.free(pages) puts a list of page ids back": after releases the free list holds Python ints,
+    both for duplicate pages and for a last, partial page (page size 3, first), then for random lengths."""
     g = rng()
-    p = g.choice([1, 3])
-    cm = make(50, p)
-    prompt = [g.randrange(1, 500) for _ in range(3 * p + 1)]
-    a, b = start(cm, 0, prompt), start(cm, 1, prompt)
-    finish(cm, a, [g.randrange(1, 500) for _ in range(g.randint(2, 5))])
-    finish(cm, b, [g.randrange(1, 500) for _ in range(g.randint(2, 5))])
-    cm.release(a)
-    cm.release(b)
-    kinds = sorted({type(q).__name__ for q in cm._free_pages})
-    assert kinds == ["int"], f"the free list must hold page ids as Python ints, not {kinds}"
+    cases = [(3, 2, 4)] + [(g.choice([1, 3]), g.randint(2, 5), g.randint(2, 5)) for _ in range(2)]
+    for p, gen_a, gen_b in cases:
+        cm = make(50, p)
+        prompt = [g.randrange(1, 500) for _ in range(3 * p + 1)]
+        a, b = start(cm, 0, prompt), start(cm, 1, prompt)
+        finish(cm, a, [g.randrange(1, 500) for _ in range(gen_a)])
+        finish(cm, b, [g.randrange(1, 500) for _ in range(gen_b)])
+        cm.release(a)
+        cm.release(b)
+        kinds = sorted({type(q).__name__ for q in cm._free_pages})
+        assert kinds == ["int"], \
+            f"page size {p}: the free list must hold page ids as Python ints (page = slot // page_size), not {kinds}"
 
 
 def run_rounds(rounds, p):

@@ -88,6 +88,19 @@ def test_temperatures():
         check(random_logits(g, g.randint(7, 40)), t)
 
 
+def test_top_p_one_cuts_nothing():
+    """top_p = 1 cuts nothing (the nucleus is only for top_p < 1): with one dominant token, the others' mass is below
+    float32's rounding of the running sum, and every one of them must still keep its nonzero probability."""
+    check([6.0, 0.0, -6.5, 2.0, -1.2, 1.1], 0.5)
+    check([6.0, 0.0, -6.5, 2.0, -1.2, 1.1], 0.5, top_k=4)
+    g = rng()
+    for _ in range(2):
+        n = g.randint(6, 20)
+        logits = random_logits(g, n)
+        logits[g.randrange(n)] = round(g.uniform(9.0, 12.0), 3)  # the dominant token
+        check(logits, round(g.uniform(0.35, 0.6), 2), top_k=g.choice([-1, g.randint(3, n - 1)]))
+
+
 def test_top_k():
     """Top-k alone: the k most likely kept; k >= the vocabulary keeps everything."""
     g = rng()

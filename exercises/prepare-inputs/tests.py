@@ -4,7 +4,7 @@ import random
 
 import torch
 
-from judge.testing import PROMPT_IDS, engine, expected, hidden_prompts, rng
+from judge.testing import PROMPT_IDS, engine, expected, hidden_prompts, mode, rng
 from minisgl.core import Batch, Req
 from minisgl.scheduler import scheduler
 
@@ -106,6 +106,36 @@ def test_padded_batch_includes_the_dummies():
     n_dummy = batch.padded_size - batch.size
     tail = batch.out_loc.tolist()[-n_dummy:]
     assert tail == [7] * n_dummy, "the dummy requests write into the dummy slot"
+
+
+def test_on_the_device_of_the_tables():
+    """The tables on a device other than the CPU (PyTorch's meta device: shapes and dtypes, no values): the three
+    fields are on that device, int32, one entry per token; gathered there, never read on the host. The browser's
+    torch has only the CPU: there this test checks nothing."""
+    if mode() == "browser":
+        return
+    g = rng()
+    meta = torch.device("meta")
+    fixed = Batch(reqs=[req(3, 2, 5), req(1, 7, 8)], phase="prefill")  # the statement's example first
+    for batch in (fixed, random_batch(g), random_batch(g, padded=True)):
+        pool, table = (t.to(meta) for t in tables(g))
+        n = sum(r.device_len - r.cached_len for r in batch.padded_reqs)
+        try:
+            scheduler.prepare_inputs(batch, pool, table)
+        except (RuntimeError, NotImplementedError, TypeError) as e:
+            if "write prepare_inputs" in str(e):
+                raise
+            raise AssertionError(f"with the tables on the meta device (no values) it raised {type(e).__name__}: "
+                                 f"{e}; gather on the tables' device, without reading their values on the host") \
+                from None
+        for name in ("input_ids", "positions", "out_loc"):
+            got = getattr(batch, name)
+            is_set = got is not None  # a meta tensor has no values to compare: only its device, dtype and shape
+            assert is_set, f"batch.{name} was not set"
+            assert str(got.device) == "meta", \
+                f"batch.{name} must be on the device of token_pool and page_table (meta here), got {got.device}"
+            assert str(got.dtype) == "torch.int32", f"batch.{name} must be int32, got {got.dtype}"
+            assert list(got.shape) == [n], f"batch.{name} must have one entry per token computed ({n})"
 
 
 def test_like_the_engine():

@@ -170,6 +170,8 @@ def test_stops_at_exactly_enough():
     assert got == want, f"evict({sum(sizes[:k])}) = exactly the pages of the {k} oldest leaves: those, no more"
     left = (c.evictable_pages, len(c.cached_pages))
     assert left == (sum(sizes[k:]),) * 2, "(evictable pages, pages left in the tree): _total_pages counts pages"
+    kind = type(c._total_pages).__name__
+    assert kind == "int", f"_total_pages counts whole pages: an int, not {kind} (// rather than /)"
 
 
 def test_parent_competes_by_its_own_tick():
@@ -185,6 +187,61 @@ def test_parent_competes_by_its_own_tick():
     assert got == [0, 1, 2, 3, 4, 13, 14, 15], "X, Y, then their parent P (older than Z): Z stays"
     kept = c.match_prefix([81, 82, 83, 84]).length
     assert kept == 4, "Z, the most recently used, is still cached"
+
+
+def forked(p: int, k: int, sizes: list) -> tuple:
+    """k branches U_i -> N_i (U_i split off by a match) of sizes[i] = (pages of U_i, pages of N_i); every N_i gets
+    last_access 1 and every U_i last_access 2: ties. Returns (cache, [(U_i's pages, N_i's pages)])."""
+    c, pages = cache(p), []
+    for i in range(k):
+        u, n = sizes[i]
+        toks = [100 * (i + 1) + j for j in range(p * (u + n))]
+        put(c, toks, 1000 * i)
+        c.match_prefix(toks[: p * u])
+        upper = c._root.children[tuple(toks[:p])]
+        lower = next(iter(upper.children.values()))
+        upper.last_access, lower.last_access = 2, 1
+        pages.append((pages_of(1000 * i, p * u, p), pages_of(1000 * i + p * u, p * n, p)))
+    return c, pages
+
+
+def evict_with_ties(c: RadixPrefixCache, n: int) -> list:
+    try:
+        return evicted(c, n)
+    except TypeError as e:
+        raise AssertionError(f"evict({n}) with leaves of the same last_access raised TypeError: {e}: on a tie, a heap "
+                             "of (last_access, node) compares the nodes themselves; break ties with something "
+                             "comparable (an id, a counter)") from None
+
+
+def test_ties_in_last_access():
+    """"If two candidates have the same last_access, either may go first": leaves with the same tick, and parents that
+    become leaves with the same tick, are evicted without error, whole, one of them first."""
+    c, pages = forked(1, 2, [(3, 3), (3, 3)])
+    got = evict_with_ties(c, 1000)
+    assert got == sorted(q for u, n in pages for q in u + n), "evict(1000) with ties: every page is freed"
+    c, pages = forked(1, 2, [(3, 3), (3, 3)])
+    first = evict_with_ties(c, 3)
+    assert first in (pages[0][1], pages[1][1]), "evict(3): one of the two oldest leaves (same tick), whole"
+    other = 1 if first == pages[0][1] else 0
+    second = evict_with_ties(c, 4)
+    allowed = [sorted(pages[other][1] + pages[i][0]) for i in (0, 1)]
+    assert second in allowed, ("evict(4): the other old leaf (3 pages), then one of the two parents now childless "
+                               "(same tick)")
+    g = rng()
+    p, k, s = g.choice([1, 3]), g.randint(2, 4), g.randint(1, 3)
+    c, pages = forked(p, k, [(g.randint(1, 2), s) for _ in range(k)])
+    n = g.randint(1, k * s)
+    got = evict_with_ties(c, n)
+    whole = [i for i in range(k) if set(pages[i][1]) <= set(got)]
+    assert got == sorted(q for i in whole for q in pages[i][1]), \
+        f"page size {p}, {k} leaves of {s} pages with the same tick: evict({n}) frees whole leaves of those only"
+    count = len(whole)
+    assert count == -(-n // s), f"page size {p}, {k} leaves of {s} pages with the same tick: evict({n}) frees " \
+                                f"{-(-n // s)} of them"
+    rest = evict_with_ties(c, 1000)
+    want = sorted(set(q for u, lo in pages for q in u + lo) - set(got))
+    assert rest == want, f"page size {p}: then evict(1000) frees everything left"
 
 
 def build_and_evict(ops, p):

@@ -152,6 +152,29 @@ def test_evict_spares_locked_paths():
     assert c.evictable_pages == 0, "what is left is locked"
 
 
+def test_page_counts_are_ints():
+    """"A node holds len(node.key) // self.page_size pages": _locked_pages and evictable_pages count whole pages, as
+    ints, after every lock and unlock (page size 3)."""
+    c = cache(3)
+    a = list(range(1, 10))
+    put(c, a, 0)
+    put(c, a[:3] + [20, 21, 22], 30)  # splits a: [1, 2, 3] -> {[4..9], [20, 21, 22]}
+    h = handle(c, a)
+    g = rng()
+    steps = [("lock", h, (3, 1)), ("unlock", h, (0, 4))]
+    for _ in range(3):
+        s = g.choice([a, a[:3] + [20, 21, 22], a[:3]])
+        steps += [("lock", handle(c, s), None), ("unlock", handle(c, s), None)]
+    for what, node, want in steps:
+        getattr(c, what)(node)
+        kinds = (type(c._locked_pages).__name__, type(c.evictable_pages).__name__)
+        assert kinds == ("int", "int"), f"after {what}: (_locked_pages, evictable_pages) must be ints, not {kinds} " \
+                                        "(// rather than /)"
+        if want is not None:
+            got = (c._locked_pages, c.evictable_pages)
+            assert got == want, f"after {what} of [1..9]: (locked pages, evictable pages)"
+
+
 def test_unlock_without_lock_fails():
     """Unlocking more often than locking is a bug: an AssertionError."""
     c = cache()

@@ -220,6 +220,38 @@ def test_insert_returns_what_was_cached():
     pages = (len(c.cached_pages), c.evictable_pages)
     want_pages = (len(a) // 3 + (want_b - 6) // 3,) * 2
     assert pages == want_pages, "(cached pages, evictable pages): keep _total_pages up to date"
+    kind = type(c._total_pages).__name__
+    assert kind == "int", f"_total_pages counts whole pages: an int, not {kind} (// rather than /)"
+
+
+def test_insert_of_what_is_cached_adds_nothing():
+    """insert, "what is already cached stays as it is; the rest, if any, becomes one new leaf": when every whole page
+    is cached already (or there is no whole page), no leaf is added, not even an empty one; the tree is as after a
+    match of the same tokens."""
+    c = cache(3)
+    c.insert(list(range(1, 10)), slots(30, 9))
+    for toks in (list(range(1, 7)), list(range(1, 10)), list(range(1, 12)), [50, 51]):
+        n = c.insert(toks, slots(60, len(toks)))
+        got = (n, shape(c))
+        want = (min(len(toks), 9) // 3 * 3 if toks[0] == 1 else 0, [((1, 2, 3, 4, 5, 6), [((7, 8, 9), [])])])
+        assert got == want, f"page size 3, tokens 1..9 cached, insert({toks}): (return value, the tree: no new leaf)"
+    g = rng()
+    for p in (1, 3):
+        base = [g.randrange(1, 40) for _ in range(12)]
+        seqs = [base[: g.randint(0, 12)] + [g.randrange(1, 40) for _ in range(g.randint(1, 6))] for _ in range(4)]
+        twins = (cache(p), cache(p))
+        for c in twins:
+            for i, s in enumerate(seqs):
+                c.insert(s, slots(100 * i, len(s)))
+        for _ in range(3):
+            s = g.choice(seqs)
+            toks = s[: g.randint(0, len(s))]
+            twins[0].match_prefix(toks)
+            n = twins[1].insert(toks, slots(900, len(toks)))
+            got = (n, shape(twins[1]), twins[1].evictable_pages)
+            want = (len(toks) - len(toks) % p, shape(twins[0]), twins[0].evictable_pages)
+            assert got == want, (f"page size {p}: insert of {toks}, all cached: (return value, tree, evictable pages) "
+                                 "as after a match: nothing added")
 
 
 def test_insert_copies_the_slots():

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import torch
 
-from judge.testing import PROMPT_IDS, Trace, engine, expected, hidden_prompts, rng
+from judge.testing import PROMPT_IDS, Trace, engine, expected, hidden_prompts, mode, rng
 from minisgl.core import Batch, Req, SamplingParams
 from minisgl.scheduler.cache import CacheManager
 from minisgl.scheduler.scheduler import ForwardInput, Scheduler
@@ -95,7 +95,7 @@ class FakeAttn:
         batch.attn_metadata = "metadata"
 
 
-def fake_scheduler(page_size: int = 1, graph_bs=(), num_pages: int = 120):
+def fake_scheduler(page_size: int = 1, graph_bs=(), num_pages: int = 120, device=torch.device("cpu")):
     """A Scheduler with what _prepare_batch reads, a real CacheManager and a random token pool (no model):
     pad_batch pads a decode batch up to the next size of graph_bs, like the engine's graph runner."""
     g = rng()
@@ -112,9 +112,10 @@ def fake_scheduler(page_size: int = 1, graph_bs=(), num_pages: int = 120):
     eng = SimpleNamespace(page_table=page_table, graph_runner=SimpleNamespace(pad_batch=pad_batch),
                           attn_backend=FakeAttn(), dummy_req=dummy, max_seq_len=MAX_SEQ)
     pool = torch.tensor([[g.randrange(1, 999) for _ in range(MAX_SEQ)] for _ in range(ROWS + 1)], dtype=torch.int32)
-    cache = CacheManager(num_pages, page_size, "radix", page_table, torch.device("cpu"))
+    pool, eng.page_table = pool.to(device), page_table.to(device)
+    cache = CacheManager(num_pages, page_size, "radix", eng.page_table, device)
     sc = Scheduler.__new__(Scheduler)  # a real Scheduler object: a submission's own helper methods are found
-    sc.engine, sc.token_pool, sc.cache_manager, sc.device = eng, pool, cache, torch.device("cpu")
+    sc.engine, sc.token_pool, sc.cache_manager, sc.device = eng, pool, cache, device
     return sc
 
 
@@ -241,6 +242,27 @@ def test_unit_forward_input_form():
     assert got == ("torch.int64", "torch.int64"), "(write_rows, write_cols) dtypes"
     where = (fwd.write_rows.device, fwd.write_cols.device)
     assert where == (sc.device, sc.device)
+
+
+def test_unit_write_targets_on_self_device():
+    """write_rows and write_cols on self.device, not left on the host: the scheduler, its token pool and page table
+    on a device other than the CPU (PyTorch's meta device: shapes and dtypes, no values). The browser's torch has
+    only the CPU: there this test checks nothing."""
+    if mode() == "browser":
+        return
+    g = rng()
+    meta = torch.device("meta")
+    for phase in ("decode", "prefill"):
+        sc = fake_scheduler(g.choice([1, 3]), graph_bs=(1, 2, 4), device=meta)
+        reqs = decode_batch(sc, g, 3) if phase == "decode" else prefill_batch(sc, g)
+        reqs[-1].chunked = phase == "prefill"
+        fwd = Scheduler._prepare_batch(sc, Batch(reqs=reqs, phase=phase))
+        where = (str(fwd.write_rows.device), str(fwd.write_cols.device))
+        assert where == ("meta", "meta"), \
+            f"{phase}: (write_rows, write_cols) must be on self.device (meta here), not on the host: got {where}"
+        got = (str(fwd.write_rows.dtype), str(fwd.write_cols.dtype), list(fwd.write_rows.shape))
+        assert got == ("torch.int64", "torch.int64", [len(reqs)]), \
+            f"{phase}: (write_rows dtype, write_cols dtype, shape): int64, one entry per real request"
 
 
 def test_unit_metadata_once_after_inputs():

@@ -46,9 +46,9 @@ def request(row, cached, device):
     return r
 
 
-def random_reqs(g, decode: bool):
+def random_reqs(g, decode: bool, count: int | None = None):
     out = []
-    for row in g.sample(range(ROWS), g.randint(2, 4)):
+    for row in g.sample(range(ROWS), count or g.randint(2, 4)):
         cached = g.randint(0 if not decode else 1, 12)
         out.append(request(row, cached, cached + (1 if decode else g.randint(1, 8))))
     return out
@@ -68,9 +68,9 @@ def naive_attend(q, k, v, scale):
     return out
 
 
-def run_forward(g, hq, hkv, d, decode):
+def run_forward(g, hq, hkv, d, decode, count=None):
     pool, be = setup(g, hq, hkv, d)
-    reqs = random_reqs(g, decode)
+    reqs = random_reqs(g, decode, count)
     batch = make_batch(be, reqs, "decode" if decode else "prefill")
     t = sum(r.extend_len for r in reqs)
     q, k, v = tensor(g, t, hq, d), tensor(g, t, hkv, d), tensor(g, t, hkv, d)
@@ -84,8 +84,8 @@ def run_forward(g, hq, hkv, d, decode):
     return pool, be, reqs, batch, (q, k, v, layer), (before_k, before_v), out
 
 
-def check(g, hq, hkv, d, decode, what):
-    pool, be, reqs, batch, (q, k, v, layer), (before_k, before_v), out = run_forward(g, hq, hkv, d, decode)
+def check(g, hq, hkv, d, decode, what, count=None):
+    pool, be, reqs, batch, (q, k, v, layer), (before_k, before_v), out = run_forward(g, hq, hkv, d, decode, count)
     loc = batch.out_loc.long()
     stored = torch.equal(pool._k[layer][loc], k) and torch.equal(pool._v[layer][loc], v)
     assert stored, f"{what}: k and v must be stored at batch.out_loc in layer {layer} of the KV pool"
@@ -145,6 +145,14 @@ def test_random_decodes():
     g = rng()
     for hq, hkv in ((4, 2), (2, 1)):
         check(g, hq, hkv, g.choice([5, 7]), True, f"decode, heads {hq}/{hkv}")
+
+
+def test_a_batch_of_one_request():
+    """A batch of a single request (a prefill, then a decode): bs = 1, the output is that request's, [T, Hq, D]."""
+    check(random.Random(4), 4, 2, 6, False, "a prefill of one request", count=1)
+    g = rng()
+    check(g, 4, 2, g.choice([5, 7]), True, "a decode of one request", count=1)
+    check(g, 6, 2, g.choice([5, 7]), False, "a prefill of one request, heads 6/2", count=1)
 
 
 def test_store_into_layer_id_only():

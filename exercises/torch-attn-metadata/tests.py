@@ -2,7 +2,7 @@
 
 import torch
 
-from judge.testing import PROMPT_IDS, engine, expected, generate, hidden_prompts, rng
+from judge.testing import PROMPT_IDS, engine, expected, generate, hidden_prompts, mode, rng
 from minisgl.attention.torch_backend import TorchAttnBackend
 from minisgl.core import Batch, Req, SamplingParams
 
@@ -102,6 +102,41 @@ def test_random_decodes():
     g = rng()
     for i in range(6):
         check(backend(g), random_batch(g, "decode", pad=i % 2 == 1))
+
+
+def test_tensors_on_the_backend_device():
+    """A backend on a device other than the CPU (PyTorch's meta device: shapes and dtypes, no values), its page
+    table there too: cu_seqlens_q, cache_seqlens and page_table are int32 on self.device, with their shapes. The
+    browser's torch has only the CPU: there this test checks nothing."""
+    if mode() == "browser":
+        return
+    g = rng()
+    meta = torch.device("meta")
+    fixed = Batch(reqs=[request(3, 2, 5), request(1, 7, 8)], phase="prefill")  # the statement's example first
+    for phase, batch in (("prefill", fixed), ("prefill", random_batch(g, "prefill")),
+                         ("decode", random_batch(g, "decode", pad=True))):
+        be = TorchAttnBackend(4, 2, 16, backend(g).page_table.to(meta), meta)
+        reqs = batch.padded_reqs
+        try:
+            be.prepare_metadata(batch)
+        except (RuntimeError, NotImplementedError, TypeError) as e:
+            if "write prepare_metadata" in str(e):
+                raise
+            raise AssertionError(f"with self.device and self.page_table on the meta device (no values) it raised "
+                                 f"{type(e).__name__}: {e}; build the tensors on self.device, reading no value of "
+                                 "self.page_table on the host") from None
+        m = batch.attn_metadata
+        assert m is not None, "prepare_metadata must set batch.attn_metadata"
+        width = max(r.device_len for r in reqs)
+        for name, shape in (("cu_seqlens_q", [len(reqs) + 1]), ("cache_seqlens", [len(reqs)]),
+                            ("page_table", [len(reqs), width])):
+            got = getattr(m, name)
+            assert str(got.device) == "meta", f"{name} must be on self.device (meta here), got {got.device}"
+            assert str(got.dtype) == "torch.int32", f"{name} must be int32, got {got.dtype}"
+            assert list(got.shape) == shape, f"{name} must have the shape {shape} in this {phase} batch"
+        max_q = m.max_seqlen_q
+        assert isinstance(max_q, int) and max_q == max(r.extend_len for r in reqs), \
+            "max_seqlen_q: the largest extend_len, as an int"
 
 
 def test_last_indices():
