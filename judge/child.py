@@ -54,6 +54,10 @@ def main(config: dict) -> None:
         from .harness import environment  # and with it the whole core (judge.exercise included)
 
         env = environment()  # import torch before the clock of the first job matters
+        try:  # the first op on the meta device (the bank's device tests) imports these: once here, not per fork
+            import torch._dynamo  # noqa: F401
+        except Exception:  # noqa: BLE001 - an older or partial torch: each judging imports it, slower
+            pass
         forking = env.device != "cuda" and config.get("fork", True)  # a fork cannot use the CUDA we initialised
         if forking:
             sandbox.not_dumpable()  # a judging (our fork) can neither ptrace us nor read our memory
