@@ -12,7 +12,9 @@ mode, under ``--seeds`` seeds (default 2, drawn from ``--seed``): a mutant is *k
 
 A surviving mutant is either a gap in the tests (write the test that fails it) or equivalent: it behaves as the
 statement allows (the same results, or a difference the statement does not promise). Equivalent ones are listed
-in ``exercises/<slug>/equivalent_mutants.toml``, each with why:
+in ``exercises/<slug>/equivalent_mutants.toml``, each with why; a mutant that only a CUDA device tells apart (the
+capture inside ``torch.cuda.graph``, a tensor left on the CPU) goes under ``[[gpu_only]]`` there instead, its why
+naming the ``@gpu`` test that judges it on a GPU runner (counted apart: not killed here, not equivalent):
 
     [[equivalent]]
     mutant = "Class.method: `a < b` -> `a <= b`"
@@ -42,6 +44,8 @@ sys.path.insert(0, str(REPO))
 from judge.exercise import Exercise, list_exercises  # noqa: E402
 
 EQUIVALENT_FILE = "equivalent_mutants.toml"
+GPU_ONLY = "gpu_only"  # the file's second table: mutants only a CUDA device tells apart (the @gpu tests judge them)
+GPU_MARK = "[gpu only] "  # how equivalents() marks their why
 REPORT = REPO / "docs" / "mutation-report.md"
 MIN_SCORE = 0.95
 
@@ -60,6 +64,10 @@ class Result:
     equivalent: dict[str, str] = field(default_factory=dict)  # id -> why (those that survived)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+    @property
+    def gpu_only(self) -> int:
+        return sum(why.startswith(GPU_MARK) for why in self.equivalent.values())
 
     @property
     def killed(self) -> int:
@@ -140,11 +148,12 @@ def equivalents(e: Exercise) -> dict[str, str]:
     except tomllib.TOMLDecodeError as ex:
         raise ValueError(f"{path}: {ex}") from None
     out: dict[str, str] = {}
-    for i, item in enumerate(data.get("equivalent", []), 1):
-        mid, why = item.get("mutant"), item.get("why")
-        if not isinstance(mid, str) or not isinstance(why, str) or not why.strip():
-            raise ValueError(f"{path}: entry {i} needs a string 'mutant' and a non-empty 'why'")
-        out[mid] = why.strip()
+    for table in ("equivalent", GPU_ONLY):
+        for i, item in enumerate(data.get(table, []), 1):
+            mid, why = item.get("mutant"), item.get("why")
+            if not isinstance(mid, str) or not isinstance(why, str) or not why.strip():
+                raise ValueError(f"{path}: [[{table}]] entry {i} needs a string 'mutant' and a non-empty 'why'")
+            out[mid] = (GPU_MARK if table == GPU_ONLY else "") + why.strip()
     return out
 
 
@@ -204,16 +213,21 @@ def write_report(results: list[Result], seeds: list[int], path: Path) -> None:
         f"Made by `make mutation` (`python tools/mutation.py`): mutmut {version('mutmut')}'s operators over each "
         "exercise's reference, every mutant judged in local mode under the seeds "
         f"{', '.join(map(str, seeds))} (killed: rejected under each). Equivalent mutants are listed, with why, in "
-        f"`exercises/<slug>/{EQUIVALENT_FILE}`. Score: killed / (mutants - equivalent).",
+        f"`exercises/<slug>/{EQUIVALENT_FILE}`. A mutant of a CUDA-only path (what a CPU cannot tell apart, such as "
+        "the `torch.cuda.graph` capture or a tensor left on the CPU instead of the GPU) is listed there under "
+        "`[[gpu_only]]`, with the `@gpu` test that judges it on a GPU runner; it is counted apart, not as killed. "
+        "Score: killed / (mutants - equivalent - GPU only).",
         "",
         f"**All exercises: {total} mutants, {killed} killed, {equiv} equivalent, "
-        f"{total - killed - equiv} surviving: {100 * killed / max(1, live):.1f} %.**",
+        f"{total - killed - equiv} surviving: {100 * killed / max(1, live):.1f} % (equivalent includes "
+        f"{sum(r.gpu_only for r in results)} GPU-only).**",
         "",
-        "| exercise | mutants | killed | equivalent | surviving | score |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| exercise | mutants | killed | equivalent | GPU only | surviving | score |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        lines.append(f"| {r.exercise.slug} | {len(r.mutants)} | {r.killed} | {len(r.equivalent)} | {len(r.gaps)} "
+        lines.append(f"| {r.exercise.slug} | {len(r.mutants)} | {r.killed} | {len(r.equivalent) - r.gpu_only} | "
+                     f"{r.gpu_only} | {len(r.gaps)} "
                      f"| {100 * r.score:.1f} % |")
     gaps = [r for r in results if r.gaps]
     if gaps:
