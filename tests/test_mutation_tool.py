@@ -77,7 +77,7 @@ def test_a_real_run_kills_and_reports_an_equivalent_that_is_killed(tmp_path):
     copy = tmp_path / "req-lengths"
     shutil.copytree(src, copy)
     shutil.copy(ROOT / "exercises" / "chapters.toml", tmp_path / "chapters.toml")
-    mutants = mutation.mutants_of(__import__("judge.solution").solution.reference_source(load_exercise(copy)))
+    _, mutants = mutation.make(load_exercise(copy))
     killed = next(m for m in mutants if "-=" in m.id)
     (copy / mutation.EQUIVALENT_FILE).write_text(
         f'[[equivalent]]\nmutant = "{killed.id}"\nwhy = "planted: this one is killed by the tests"\n')

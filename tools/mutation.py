@@ -138,6 +138,14 @@ def mutants_of(source: str) -> list[Mutant]:
     return out
 
 
+def make(e: Exercise) -> tuple[str, list[Mutant]]:
+    """The exercise's reference solution and its mutants."""
+    from judge.solution import reference_source
+
+    reference = reference_source(e)
+    return reference, mutants_of(reference)
+
+
 def equivalents(e: Exercise) -> dict[str, str]:
     """The exercise's mutants listed as equivalent: id -> why. A malformed file raises ValueError."""
     path = e.path / EQUIVALENT_FILE
@@ -172,12 +180,12 @@ def judge_mutants(e: Exercise, reference: str, mutants: list[Mutant], seeds: lis
     return alive, "; ".join(wrong)
 
 
-def run_exercise(e: Exercise, seeds: list[int], judge: bool = True) -> Result:
-    from judge.solution import reference_source
-
+def run_exercise(e: Exercise, seeds: list[int], judge: bool = True, made: tuple[str, list[Mutant]] | None = None
+                 ) -> Result:
+    """Judge one exercise's mutants; ``made``: its (reference, mutants) when already made (``make``)."""
     start = time.monotonic()
-    reference = reference_source(e)
-    result = Result(e, mutants_of(reference))
+    reference, mutants = made or make(e)
+    result = Result(e, mutants)
     try:
         listed = equivalents(e)
     except ValueError as ex:
@@ -277,14 +285,15 @@ def main(argv: list[str] | None = None) -> int:
     from judge.cli import _import_targets
 
     _import_targets(chosen)
-    total = sum(len(mutants_of(_ref(e))) for e in chosen)
+    made = {e.slug: make(e) for e in chosen}
+    total = sum(len(m) for _, m in made.values())
     print(f"{len(chosen)} exercise(s), {total} mutants, {len(seeds)} seed(s) each ({', '.join(map(str, seeds))})",
           flush=True)
     done = 0
 
     def one(e: Exercise) -> Result:
         nonlocal done
-        r = run_exercise(e, seeds)
+        r = run_exercise(e, seeds, made=made[e.slug])
         done += len(r.mutants)
         print(f"[{done}/{total}] {e.slug}: {r.killed}/{len(r.mutants)} killed, {len(r.equivalent)} equivalent, "
               f"{len(r.gaps)} surviving, score {100 * r.score:.1f} % ({r.seconds:.0f} s)", flush=True)
@@ -315,12 +324,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nreport written to {report}")
     print(f"\n{len(results) - bad}/{len(results)} exercises at or above {100 * args.min_score:.0f} % with no problem")
     return 1 if bad else 0
-
-
-def _ref(e: Exercise) -> str:
-    from judge.solution import reference_source
-
-    return reference_source(e)
 
 
 if __name__ == "__main__":
