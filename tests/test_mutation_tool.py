@@ -85,3 +85,13 @@ def test_a_real_run_kills_and_reports_an_equivalent_that_is_killed(tmp_path):
     assert len(r.mutants) == len(mutants) and r.killed == len(mutants), [m.id for m in r.survivors]
     assert r.score == 1.0
     assert any("kill" in p and killed.id in p for p in r.problems), r.problems
+
+
+def test_gpu_only_mutants_count_as_not_killed():
+    e = EXERCISES[0]
+    made = [mutation.Mutant(id=f"m{i}", source="") for i in range(20)]
+    r = mutation.Result(exercise=e, mutants=made, survivors=made[:2],
+                        equivalent={"m0": "the same results: nothing the statement promises tells them apart",
+                                    "m1": mutation.GPU_MARK + "only a CUDA device tells them apart"})
+    assert (r.killed, r.gpu_only) == (18, 1)
+    assert r.score == 18 / 19, "a GPU-only mutant is not killed here: it stays in the denominator"

@@ -14,15 +14,15 @@ A surviving mutant is either a gap in the tests (write the test that fails it) o
 statement allows (the same results, or a difference the statement does not promise). Equivalent ones are listed
 in ``exercises/<slug>/equivalent_mutants.toml``, each with why; a mutant that only a CUDA device tells apart (the
 capture inside ``torch.cuda.graph``, a tensor left on the CPU) goes under ``[[gpu_only]]`` there instead, its why
-naming the ``@gpu`` test that judges it on a GPU runner (counted apart: not killed here, not equivalent):
+naming the ``@gpu`` test that judges it on a GPU runner (not equivalent: it counts as not killed here):
 
     [[equivalent]]
     mutant = "Class.method: `a < b` -> `a <= b`"
     why = "a == b cannot happen here: ..."
 
-The score of an exercise is killed / (mutants - equivalent). The run fails (exit 1) when an exercise scores below
-``--min-score`` (95 %), when an equivalent entry names no mutant of today's reference (stale), or when a mutant
-listed as equivalent is killed (then it is not equivalent: take it out of the list).
+The score of an exercise is killed / (mutants - equivalent), GPU-only mutants in the denominator. The run fails (exit
+1) when an exercise scores below ``--min-score`` (95 %), when an equivalent entry names no mutant of today's reference
+(stale), or when a mutant listed as equivalent is killed (then it is not equivalent: take it out of the list).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Result:
 
     @property
     def score(self) -> float:
-        live = len(self.mutants) - len(self.equivalent)
+        live = len(self.mutants) - len(self.equivalent) + self.gpu_only  # GPU-only: not killed, not equivalent
         return 1.0 if live <= 0 else self.killed / live
 
     @property
@@ -213,7 +213,8 @@ def write_report(results: list[Result], seeds: list[int], path: Path) -> None:
 
     total = sum(len(r.mutants) for r in results)
     killed = sum(r.killed for r in results)
-    equiv = sum(len(r.equivalent) for r in results)
+    gpu_only = sum(r.gpu_only for r in results)
+    equiv = sum(len(r.equivalent) for r in results) - gpu_only
     live = total - equiv
     lines = [
         "# Mutation report",
@@ -223,12 +224,11 @@ def write_report(results: list[Result], seeds: list[int], path: Path) -> None:
         f"{', '.join(map(str, seeds))} (killed: rejected under each). Equivalent mutants are listed, with why, in "
         f"`exercises/<slug>/{EQUIVALENT_FILE}`. A mutant of a CUDA-only path (what a CPU cannot tell apart, such as "
         "the `torch.cuda.graph` capture or a tensor left on the CPU instead of the GPU) is listed there under "
-        "`[[gpu_only]]`, with the `@gpu` test that judges it on a GPU runner; it is counted apart, not as killed. "
-        "Score: killed / (mutants - equivalent - GPU only).",
+        "`[[gpu_only]]`, with the `@gpu` test that judges it on a GPU runner; here it counts as not killed. "
+        "Score: killed / (mutants - equivalent).",
         "",
-        f"**All exercises: {total} mutants, {killed} killed, {equiv} equivalent, "
-        f"{total - killed - equiv} surviving: {100 * killed / max(1, live):.1f} % (equivalent includes "
-        f"{sum(r.gpu_only for r in results)} GPU-only).**",
+        f"**All exercises: {total} mutants, {killed} killed, {equiv} equivalent, {gpu_only} GPU-only, "
+        f"{total - killed - equiv - gpu_only} surviving: {100 * killed / max(1, live):.1f} %.**",
         "",
         "| exercise | mutants | killed | equivalent | GPU only | surviving | score |",
         "|---|---:|---:|---:|---:|---:|---:|",
@@ -295,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         nonlocal done
         r = run_exercise(e, seeds, made=made[e.slug])
         done += len(r.mutants)
-        print(f"[{done}/{total}] {e.slug}: {r.killed}/{len(r.mutants)} killed, {len(r.equivalent)} equivalent, "
+        print(f"[{done}/{total}] {e.slug}: {r.killed}/{len(r.mutants)} killed, "
+              f"{len(r.equivalent) - r.gpu_only} equivalent, {r.gpu_only} GPU-only, "
               f"{len(r.gaps)} surviving, score {100 * r.score:.1f} % ({r.seconds:.0f} s)", flush=True)
         return r
 

@@ -7,6 +7,7 @@ import torch
 from judge.testing import PROMPT_IDS, eager_tokens, engine, engine_device, gpu, hidden_prompts, rng, tiny_llm
 from minisgl.attention.torch_backend import TorchAttnBackend
 from minisgl.core import SamplingParams, get_global_ctx, set_global_ctx
+from minisgl.engine.graph import GraphCaptureBuffer, GraphRunner
 from minisgl.models.qwen3 import Qwen3ForCausalLM
 
 # graph lists whose sizes are not all powers of two, with lengths and sizes that differ
@@ -22,6 +23,59 @@ class CaptureLog:
         self.inits, self.captures, self.forwards = [], [], []
         self.error = ""  # the exception that stopped the engine from starting, if any (as text)
         self.exc: BaseException | None = None
+        # with the CUDA stand-in (started(..., cuda=True)): each torch.cuda.graph(...) entered, the pools handed
+        # out, the devices GraphCaptureBuffer.init was given, and whether a stand-in capture is open
+        self.cuda_captures: list[dict] = []
+        self.pools: list[tuple] = []
+        self.buffer_devices: list = []
+        self.capturing = False
+
+
+class StandInCUDAGraph:
+    """NOT CUDA: a stand-in for torch.cuda.CUDAGraph, so that the CUDA branch of your loop is checked on a machine
+    without a GPU (this one, the browser, CI). It records how it was captured and cannot replay; on a GPU runner
+    test_gpu_one_memory_pool checks real graphs."""
+
+    def __init__(self, log: CaptureLog):
+        self._pool = ("stand-in memory pool", len(log.pools))
+        log.pools.append(self._pool)
+
+    def pool(self) -> tuple:
+        return self._pool
+
+    def replay(self) -> None:
+        raise RuntimeError("a stand-in for torch.cuda.CUDAGraph cannot replay")
+
+    def reset(self) -> None:
+        pass
+
+
+def stand_in_cuda(log: CaptureLog) -> dict:
+    """torch.cuda's CUDAGraph, graph and graph_pool_handle as stand-ins that record into ``log`` (NOT CUDA)."""
+
+    def graph_pool_handle() -> tuple:
+        handle = ("stand-in memory pool handle", len(log.pools))
+        log.pools.append(handle)
+        return handle
+
+    @contextlib.contextmanager
+    def graph(cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        if not isinstance(cuda_graph, StandInCUDAGraph):
+            raise TypeError(f"torch.cuda.graph(cuda_graph, ...): cuda_graph must be a torch.cuda.CUDAGraph, got "
+                            f"{type(cuda_graph).__name__}")
+        if pool is not None and pool not in log.pools:
+            raise TypeError(f"torch.cuda.graph(..., pool=...): pool must be None or a memory pool handle (a "
+                            f"graph's graph.pool() or torch.cuda.graph_pool_handle()), got {pool!r}")
+        batch = get_global_ctx()._batch
+        log.cuda_captures.append({"graph": cuda_graph, "pool": pool, "stream": stream,
+                                  "size": batch.size if batch is not None else None})
+        log.capturing = True
+        try:
+            yield
+        finally:
+            log.capturing = False
+
+    return {"CUDAGraph": lambda: StandInCUDAGraph(log), "graph": graph, "graph_pool_handle": graph_pool_handle}
 
 
 def _capturing() -> bool:
@@ -29,9 +83,28 @@ def _capturing() -> bool:
 
 
 @contextlib.contextmanager
-def started(graphs: list):
+def patched(obj, values: dict):
+    """``obj``'s attributes set to ``values`` inside the block, then as they were (absent ones removed again)."""
+    missing = object()
+    saved = {name: obj.__dict__.get(name, missing) for name in values}
+    for name, value in values.items():
+        setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is missing:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
+
+
+@contextlib.contextmanager
+def started(graphs: list, cuda: bool = False):
     """``with started([2, 3, 5]) as (llm, log):`` the tiny engine started with your capture loop (llm is None if
-    it failed to start: log.error says why), and the log of what the capture did."""
+    it failed to start: log.error says why), and the log of what the capture did. ``cuda=True``: your loop sees
+    ``is_cuda(self.device)`` answer True and captures with stand-ins for torch.cuda's graphs (NOT CUDA: the
+    engine still runs on the CPU)."""
     log = CaptureLog()
     init, prepare = TorchAttnBackend.init_capture_graph, TorchAttnBackend.prepare_for_capture
     had_forward, forward = "forward" in Qwen3ForCausalLM.__dict__, Qwen3ForCausalLM.forward
@@ -46,8 +119,8 @@ def started(graphs: list):
 
     def logged_forward(self, *args, **kwargs):
         batch = get_global_ctx()._batch
-        entry = {"in_ctx": batch is not None, "capturing": _capturing(), "size": None, "phase": None, "reqs": [],
-                 "padded": [], "inputs": None, "seq_lens": None}
+        entry = {"in_ctx": batch is not None, "capturing": _capturing() or log.capturing, "size": None,
+                 "phase": None, "reqs": [], "padded": [], "inputs": None, "seq_lens": None}
         if batch is not None:
             meta = batch.attn_metadata
             seq_lens = getattr(meta, "cache_seqlens", None)
@@ -57,13 +130,27 @@ def started(graphs: list):
         log.forwards.append(entry)
         return forward(self, *args, **kwargs)
 
+    def logged_buffer(cls, *args, **kwargs):
+        log.buffer_devices.append(kwargs["device"] if "device" in kwargs else args[2] if len(args) > 2 else None)
+        return buffer_init(*args, **kwargs)
+
     TorchAttnBackend.init_capture_graph = logged_init
     TorchAttnBackend.prepare_for_capture = logged_prepare
     Qwen3ForCausalLM.forward = logged_forward
+    buffer_init = GraphCaptureBuffer.init
+    loop = GraphRunner._capture_graphs
+    cuda_patches = contextlib.ExitStack()
+    if cuda:  # the names your loop reads, in its own module: is_cuda, and torch.cuda's graphs
+        cuda_patches.enter_context(patched(torch.cuda, stand_in_cuda(log)))
+        cuda_patches.enter_context(patched(GraphCaptureBuffer, {"init": classmethod(logged_buffer)}))
+        globals_ = getattr(loop, "__globals__", {})
+        if "is_cuda" in globals_:
+            cuda_patches.enter_context(patched_item(globals_, "is_cuda", lambda device: True))
     llm = None
     try:
         try:
-            llm = tiny_llm(graphs)
+            with cuda_patches:
+                llm = tiny_llm(graphs)
         except Exception as e:  # noqa: BLE001 - your loop broke the engine's start: the tests say how
             log.error, log.exc = f"{type(e).__name__}: {e}", e
             set_global_ctx(None)
@@ -81,6 +168,16 @@ def started(graphs: list):
                 llm.shutdown()
             except Exception:  # noqa: BLE001
                 set_global_ctx(None)
+
+
+@contextlib.contextmanager
+def patched_item(mapping: dict, key: str, value):
+    saved = mapping[key]
+    mapping[key] = value
+    try:
+        yield
+    finally:
+        mapping[key] = saved
 
 
 def why(log) -> str:
@@ -276,6 +373,58 @@ def test_hidden_prompts_every_graph_in_use():
     count = len(replays)
     assert count == steps, f"graphs {graphs}: every one of the {steps} decode steps must replay a graph"
     assert got == want, "the tokens differ from the runs without graphs"
+
+
+def test_cuda_branch_records_each_size_into_its_own_graph():
+    """On CUDA (here with stand-ins for torch.cuda's graphs: NOT CUDA, the engine runs on the CPU): each size is
+    warmed up, then recorded once inside torch.cuda.graph(graph, pool=pool, stream=self.stream) on a
+    torch.cuda.CUDAGraph of its own, and that graph is graph_map[bs]."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs, cuda=True) as (llm, log):
+        started_ok(llm, log)
+        runner = llm.engine.graph_runner
+        forwards = [(f["size"], f["capturing"]) for f in log.forwards]
+        sizes = [c["size"] for c in log.cuda_captures]
+        assert sizes == sorted(graphs, reverse=True), (
+            f"graphs {graphs}, is_cuda(self.device) True: record each size once, largest first, inside "
+            f"`with torch.cuda.graph(graph, pool=pool, stream=self.stream):` (recorded: {sizes}); choose the branch "
+            "with is_cuda(self.device)")
+        want = [(bs, c) for bs in sorted(graphs, reverse=True) for c in (False, True)]
+        assert forwards == want, ("on CUDA each size runs logits.copy_(model.forward()) twice: once eagerly (the "
+                                  "warm-up), then once inside torch.cuda.graph(...)")
+        for c in log.cuda_captures:
+            own = runner.graph_map.get(c["size"]) is c["graph"]
+            assert own, f"graph_map[{c['size']}] must be the torch.cuda.CUDAGraph recorded for {c['size']}"
+            on_stream = c["stream"] is runner.stream
+            assert on_stream, "record on the runner's stream: torch.cuda.graph(graph, pool=pool, stream=self.stream)"
+        distinct = len({id(c["graph"]) for c in log.cuda_captures})
+        assert distinct == len(graphs), "each size needs a torch.cuda.CUDAGraph() of its own"
+
+
+def test_cuda_graphs_share_one_memory_pool():
+    """On CUDA (stand-ins, NOT CUDA): the memory pool of the first graph recorded (graph.pool()) is passed to every
+    later capture, so all graphs share one pool."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs, cuda=True) as (llm, log):
+        started_ok(llm, log)
+        captures = log.cuda_captures
+        assert len(captures) == len(graphs), f"graphs {graphs}: one torch.cuda.graph(...) per size" + why(log)
+        first = captures[0]["pool"] if captures[0]["pool"] is not None else captures[0]["graph"].pool()
+        later = [c["pool"] for c in captures[1:]]
+        assert later == [first] * len(later), (
+            "every graph after the first must be recorded with pool=pool, the first graph's graph.pool(): all "
+            f"graphs share one memory pool (the pools passed, largest size first: {[c['pool'] for c in captures]})")
+
+
+def test_buffer_made_on_the_runners_device():
+    """Step 2 makes the buffer on self.device: GraphCaptureBuffer.init(self.max_graph_bs, vocab_size, self.device)
+    (on CUDA every graph reads its inputs there)."""
+    with started(rng().choice(GRAPH_LISTS), cuda=True) as (llm, log):
+        started_ok(llm, log)
+        device = llm.engine.graph_runner.device
+        devices = [None if d is None else torch.device(d) for d in log.buffer_devices]
+        assert devices == [device], (f"GraphCaptureBuffer.init was called with devices {log.buffer_devices}: call "
+                                     f"it once, with self.device ({device})")
 
 
 @gpu
