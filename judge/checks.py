@@ -25,6 +25,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import pyast
+
 MAX_ELEMENTS = 1 << 20  # plain() refuses bigger values (a check on them is a test bug)
 
 
@@ -455,7 +457,7 @@ def compile_tests(path: str, source: str) -> tuple[types.CodeType, list[Site]]:
     """A tests.py compiled with its asserts rewritten into checks, and the sites of those checks: parsed
     once per process and text, for the harness that runs it and the referee that explains its failures.
     The sites are shared: copy one before writing its ``message``."""
-    tree, sites = rewrite_asserts(ast.parse(source, path), source)
+    tree, sites = rewrite_asserts(pyast.parse(source, path), source)
     return compile(tree, path, "exec", dont_inherit=True, optimize=0), sites
 
 

@@ -17,6 +17,7 @@ import os
 import traceback
 from typing import Any
 
+from . import pyast
 from .checks import HIDDEN, CheckFailed, Opaque, Site, TensorValue
 
 MAX_REPR = 240
@@ -114,7 +115,7 @@ def _statements(source: str) -> dict[int, str]:
     verdict explains many checks of the same file)."""
     out: dict[int, str] = {}
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return out
     lines = io.StringIO(source, newline="").readlines()  # the parser's lines: \n, \r\n or \r, as ast counts them

@@ -25,6 +25,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 
+from . import pyast
 from .exercise import Exercise
 from .verdict import Verdict
 
@@ -78,7 +79,7 @@ def load_promises(e: Exercise) -> list[Promise] | None:
 
 
 def _test_functions(e: Exercise) -> dict[str, ast.FunctionDef]:
-    tree = ast.parse(e.read("tests.py"))
+    tree = pyast.parse(e.read("tests.py"))
     return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
 
 

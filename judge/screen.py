@@ -27,6 +27,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from . import pyast
+
 ALLOWED_MODULES = (
     "__future__", "torch", "torch.nn", "torch.nn.functional", "math", "typing", "dataclasses", "collections",
     "collections.abc", "itertools", "functools", "heapq", "bisect", "operator", "enum", "abc", "contextlib",
@@ -281,7 +283,7 @@ def _is_instance_attribute(node: ast.Attribute) -> bool:
 
 def screen(source: str, filename: str, target_owners: set[str], extra: tuple[str, ...] = ()) -> list[Refusal]:
     """What the screen refuses in ``source`` (empty: it may run). ``source`` must parse."""
-    tree = ast.parse(source, filename)
+    tree = pyast.parse(source, filename)
     s = _Screen(target_owners, extra)
     s.visit(tree)
     return sorted(s.problems, key=lambda r: r.line)

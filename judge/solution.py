@@ -10,6 +10,7 @@ import inspect
 import textwrap
 from pathlib import Path
 
+from . import pyast
 from .binding import Original, TargetResolveError, resolve_targets
 from .exercise import Exercise, Target
 
@@ -17,7 +18,7 @@ from .exercise import Exercise, Target
 def _preamble(starter: str) -> str:
     """The starter's module header (docstring, imports, constants): everything before its first class/def."""
     try:
-        tree = ast.parse(starter)
+        tree = pyast.parse(starter)
     except SyntaxError:
         return ""
     lines = starter.splitlines(True)
@@ -89,7 +90,7 @@ def _definition(module: str, owner: str | None, name: str, seen: int = 0) -> tup
     with ``ast`` from the module's file: what inspect.getsource gives, without importing the module."""
     path = _module_file(module)
     text = path.read_text(encoding="utf-8")
-    tree = ast.parse(text)
+    tree = pyast.parse(text)
     lines = text.splitlines(True)
     body = tree.body
     cls = None

@@ -18,6 +18,8 @@ import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import pyast
+
 if TYPE_CHECKING:
     from .binding import Original
 
@@ -97,7 +99,7 @@ def signature_text(fn: Any, annotations: bool = True) -> str:
 
 def _class_line(source: str, name: str) -> int | None:
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return None
     for node in tree.body:

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import sandbox
+from . import pyast, sandbox
 from .checks import HIDDEN, Observation, Site, compare, compile_tests, contains
 from .exercise import CHAPTERS_FILE, REPO_ROOT, Exercise
 from .explain import describe_check
@@ -59,7 +59,7 @@ REFEREE_MEASURES = ["screen", "no-reference", "referee", "hidden-inputs"]
 def redact(source: str, names: set[tuple[str | None, str]], why: str) -> str:
     """``source`` with the bodies of the functions ``names`` ((class or None, name)) replaced by a
     ``raise NotImplementedError``; line numbers are kept (the rest of the body becomes blank lines)."""
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     lines = source.splitlines(keepends=True)
     spans: list[tuple[int, int, int]] = []  # (first body line, last line, indent) 1-based
 

@@ -25,6 +25,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import pyast
 from .exercise import Exercise
 from .isolation import Judging, judge_isolated
 from .promises import table_problems, verdict_problems
@@ -50,7 +51,7 @@ class Report:
 
 def _has_example(e: Exercise) -> bool:
     try:
-        tree = ast.parse(e.tests_path.read_text(encoding="utf-8"))
+        tree = pyast.parse(e.tests_path.read_text(encoding="utf-8"))
     except SyntaxError:
         return False
     return any(isinstance(n, ast.FunctionDef) and n.name.startswith("test_example") for n in tree.body)

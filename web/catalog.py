@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judge import pyast
 from judge.exercise import Chapter, Exercise, default_exercises_dir, list_exercises, load_chapters
 from judge.modes import MODES
 
@@ -123,7 +124,7 @@ class Catalog:
 def _tests_of(exercise: Exercise) -> tuple[tuple[VisibleTest, ...], int]:
     """The visible tests' source and the number of hidden ones, read with ast (tests.py imports torch)."""
     source = exercise.tests_path.read_text(encoding="utf-8")
-    tree = ast.parse(source, filename=str(exercise.tests_path))
+    tree = pyast.parse(source, filename=str(exercise.tests_path))
     visible, hidden = [], 0
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
