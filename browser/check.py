@@ -3,7 +3,9 @@
 The same files as ``check`` (the reference by Submit and by Run, every alternative solution, the starter, every
 mutant), with one seed for all, judged through the Node runner (``browser.node``) on the browser's assets:
 the reference and the alternatives must be accepted, the starter and the mutants rejected, never with
-``internal_error``. The checkout's exercises folder is mounted over the build's, so an author's edits count.
+``internal_error``, and each file's per-test statuses must be those of the same file judged locally under the same
+seed (one verdict in every place). The checkout's exercises folder is mounted over the build's, so an author's edits
+count.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 from judge.exercise import Exercise
+from judge.isolation import Judging, judge_isolated
 from judge.validate import REFERENCE_RUN, Report, check_exercise, judged_files, judged_problems
 
 from .node import NodeJob, judge_in_node
@@ -47,8 +50,18 @@ def check_browser(exercises: list[Exercise], root: Path | None = None) -> list[R
     if not jobs:
         return reports
     verdicts = judge_in_node(jobs, exercises=root or exercises[0].path.parent)
-    for (report, kind, name), v in zip(plan, verdicts):
-        report.judged += 1
+    local = [o.verdict for o in judge_isolated([Judging(r.exercise, j.source, j.filename, "local", j.run_only,
+                                                        seed=seed) for (r, _, _), j in zip(plan, jobs)])]
+    for (report, kind, name), v, lv in zip(plan, verdicts, local):
+        report.judged += 2
         report.verdicts[f"browser {name}" + (" --run" if kind == REFERENCE_RUN else "")] = v
         report.problems.extend(judged_problems(kind, name, v, "browser", catches=name in report.exercise.run_catches))
+        ls, bs = [(t.name, t.status) for t in lv.tests], [(t.name, t.status) for t in v.tests]
+        if ls != bs:
+            differ = [f"{a[0]}: {a[1]} locally, {b[1]} in the browser" for a, b in zip(ls, bs) if a != b]
+            report.problems.append(f"[browser] {name}" + (" --run" if kind == REFERENCE_RUN else "") +
+                                   f": per-test statuses differ from local mode under seed {seed}: "
+                                   + ("; ".join(differ) if len(ls) == len(bs) else
+                                      f"local {lv.status} ({len(ls)} tests), browser {v.status} ({len(bs)} tests): "
+                                      f"{(v.message or lv.message).strip()[:300]}"))
     return reports

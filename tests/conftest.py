@@ -50,6 +50,7 @@ def chromium_browser():
 # (`-n 2 --dist loadfile --no-loadscope-reorder`: one file at a time, in collection order) finish together.
 LONGEST_FIRST = (
     "test_bank.py",
+    "test_bank_browser.py",
     "test_hostile.py",
     "test_sandbox.py",
     "test_faults.py",
