@@ -12,7 +12,7 @@ def attend(q, k, v, scale):
     vh = v.permute(1, 0, 2).unsqueeze(1)
     scores = torch.matmul(qh, kh).float()
     if n > 1:
-        allowed = torch.arange(L)[None, :] <= torch.arange(L - n, L)[:, None]
+        allowed = torch.arange(L, device=q.device)[None, :] <= torch.arange(L - n, L, device=q.device)[:, None]
         scores = scores.masked_fill(~allowed, float("-inf"))
     probs = torch.softmax(scores, dim=-1).to(v.dtype)
     out = torch.matmul(probs, vh)

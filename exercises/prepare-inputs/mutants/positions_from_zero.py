@@ -15,6 +15,6 @@ def prepare_inputs(batch, token_pool, page_table):
     starts = []
     for req in batch.padded_reqs:
         starts.extend([req.cached_len] * req.extend_len)
-    batch.positions = (col_t - torch.tensor(starts, dtype=torch.int64)).to(torch.int32)
+    batch.positions = (col_t - torch.tensor(starts, dtype=torch.int64).to(dev)).to(torch.int32)
     batch.input_ids = token_pool[row_t, col_t]
     batch.out_loc = page_table[row_t, col_t]

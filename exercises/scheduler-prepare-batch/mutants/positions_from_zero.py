@@ -10,9 +10,9 @@ class Scheduler:
             rows.extend([req.table_idx] * req.extend_len)
             cols.extend(range(req.cached_len, req.device_len))
             pos.extend(range(req.extend_len))
-        row_t = torch.tensor(rows, dtype=torch.int64)
-        col_t = torch.tensor(cols, dtype=torch.int64)
-        batch.positions = torch.tensor(pos, dtype=torch.int32)
+        row_t = torch.tensor(rows, dtype=torch.int64).to(self.device, non_blocking=True)
+        col_t = torch.tensor(cols, dtype=torch.int64).to(self.device, non_blocking=True)
+        batch.positions = torch.tensor(pos, dtype=torch.int32).to(self.device, non_blocking=True)
         batch.input_ids = self.token_pool[row_t, col_t]
         batch.out_loc = self.engine.page_table[row_t, col_t]
         self.engine.attn_backend.prepare_metadata(batch)
@@ -20,5 +20,5 @@ class Scheduler:
         w_rows = [dummy if r.chunked else r.table_idx for r in batch.reqs]
         w_cols = [self.engine.max_seq_len - 1 if r.chunked else r.device_len for r in batch.reqs]
         return ForwardInput(batch=batch, chunked=[r.chunked for r in batch.reqs],
-                            write_rows=torch.tensor(w_rows, dtype=torch.int64),
-                            write_cols=torch.tensor(w_cols, dtype=torch.int64))
+                            write_rows=torch.tensor(w_rows, dtype=torch.int64).to(self.device, non_blocking=True),
+                            write_cols=torch.tensor(w_cols, dtype=torch.int64).to(self.device, non_blocking=True))
