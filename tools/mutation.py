@@ -13,7 +13,7 @@ mode, under ``--seeds`` seeds (default 2, drawn from ``--seed``): a mutant is *k
 A surviving mutant is either a gap in the tests (write the test that fails it) or equivalent: it behaves as the
 statement allows (the same results, or a difference the statement does not promise). Equivalent ones are listed
 in ``exercises/<slug>/equivalent_mutants.toml``, each with why; a mutant that only a CUDA device tells apart (the
-capture inside ``torch.cuda.graph``, a tensor left on the CPU) goes under ``[[gpu_only]]`` there instead, its why
+a tensor left on the CPU instead of the GPU) goes under ``[[gpu_only]]`` there instead, its why
 naming the ``@gpu`` test that judges it on a GPU runner (not equivalent: it counts as not killed here):
 
     [[equivalent]]
@@ -223,7 +223,7 @@ def write_report(results: list[Result], seeds: list[int], path: Path) -> None:
         "exercise's reference, every mutant judged in local mode under the seeds "
         f"{', '.join(map(str, seeds))} (killed: rejected under each). Equivalent mutants are listed, with why, in "
         f"`exercises/<slug>/{EQUIVALENT_FILE}`. A mutant of a CUDA-only path (what a CPU cannot tell apart, such as "
-        "the `torch.cuda.graph` capture or a tensor left on the CPU instead of the GPU) is listed there under "
+        "a tensor left on the CPU instead of the GPU) is listed there under "
         "`[[gpu_only]]`, with the `@gpu` test that judges it on a GPU runner; here it counts as not killed. "
         "Score: killed / (mutants - equivalent).",
         "",
