@@ -12,7 +12,7 @@ mode, under ``--seeds`` seeds (default 2, drawn from ``--seed``): a mutant is *k
 
 A surviving mutant is either a gap in the tests (write the test that fails it) or equivalent: it behaves as the
 statement allows (the same results, or a difference the statement does not promise). Equivalent ones are listed
-in ``exercises/<slug>/equivalent_mutants.toml``, each with why; a mutant that only a CUDA device tells apart (the
+in ``exercises/<slug>/equivalent_mutants.toml``, each with why; a mutant that only a CUDA device tells apart (such as
 a tensor left on the CPU instead of the GPU) goes under ``[[gpu_only]]`` there instead, its why
 naming the ``@gpu`` test that judges it on a GPU runner (not equivalent: it counts as not killed here):
 
