@@ -60,7 +60,7 @@ test: models browser site lint browser-venv
 	$(PYTHON) -m pytest -q -ra -n 2 --dist loadfile --no-loadscope-reorder
 
 # the whole bank as maintainers check it before a release: every mutant under 10 seeds, same verdicts trusted (about
-# 6 minutes on 2 cores); then every file of every browser exercise in Pyodide (Node), with the per-test statuses of
+# 15 minutes on 2 cores); then every file of every browser exercise in Pyodide (Node), with the per-test statuses of
 # local mode (about 25 minutes; CI compares a sample: tests/test_bank_browser.py)
 check: models browser
 	$(PYTHON) practice/judge.py check --trusted
