@@ -32,8 +32,8 @@ CUDA_GRAPH = ["graph-bs-list", "graph-capture-buffer", "graph-pad-and-replay", "
               "graph-capture-loop"]
 
 
-# CI's share of check's seeds: every mutant rejected under the bank's seed and 2 more (about 70 s of the suite);
-# `make check` judges each under all of check's 10 (MUTANT_SEEDS), about 4 minutes on 2 cores
+# CI's share of check's seeds: every mutant rejected under the bank's seed and 2 more;
+# `make check` judges each under all of check's 10 (MUTANT_SEEDS) (with --trusted: about 15 minutes on 2 cores)
 SEEDS = 3
 
 
