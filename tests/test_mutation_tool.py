@@ -95,3 +95,12 @@ def test_gpu_only_mutants_count_as_not_killed():
                                     "m1": mutation.GPU_MARK + "only a CUDA device tells them apart"})
     assert (r.killed, r.gpu_only) == (18, 1)
     assert r.score == 18 / 19, "a GPU-only mutant is not killed here: it stays in the denominator"
+
+
+def test_gpu_mode_needs_a_gpu(capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: --mode gpu runs")
+    assert mutation.main(["--mode", "gpu", "fi-metadata"]) == 2
+    assert "--mode gpu needs a CUDA GPU" in capsys.readouterr().err

@@ -3,6 +3,7 @@
     python tools/mutation.py                       # every exercise; writes docs/mutation-report.md
     python tools/mutation.py radix-evict req-lengths --dump /tmp/survivors
     python tools/mutation.py --list radix-evict    # the mutants only, nothing judged
+    python tools/mutation.py --mode gpu fi-metadata graph-capture-loop   # on a CUDA GPU: the [[gpu_only]] ones too
 
 mutmut (3.8.1, pinned in the dev extra) makes the mutants: ``create_mutations`` over the reference solution
 (``judge.solution.reference_source``: the engine's own code for the targets), one mutant per change it proposes
@@ -165,14 +166,15 @@ def equivalents(e: Exercise) -> dict[str, str]:
     return out
 
 
-def judge_mutants(e: Exercise, reference: str, mutants: list[Mutant], seeds: list[int]) -> tuple[list[Mutant], str]:
-    """The mutants that some judging accepts (survivors), each judged in local mode under every seed; and what is
+def judge_mutants(e: Exercise, reference: str, mutants: list[Mutant], seeds: list[int], mode: str = "local"
+                  ) -> tuple[list[Mutant], str]:
+    """The mutants that some judging accepts (survivors), each judged in ``mode`` under every seed; and what is
     wrong with the reference, judged first under the same seeds ("" when it is accepted under each: otherwise a
     rejected mutant says nothing)."""
     from judge.isolation import Judging, judge_isolated
 
     sources = [reference] + [m.source for m in mutants]
-    judgings = [Judging(e, src, "submission.py", "local", seed=s) for src in sources for s in seeds]
+    judgings = [Judging(e, src, "submission.py", mode, seed=s) for src in sources for s in seeds]
     verdicts = [o.verdict for o in judge_isolated(judgings)]
     per = [verdicts[i * len(seeds):(i + 1) * len(seeds)] for i in range(len(sources))]
     wrong = [f"seed {v.seed}: {v.status} {v.message[:200]}".strip() for v in per[0] if v.status != "accepted"]
@@ -180,8 +182,8 @@ def judge_mutants(e: Exercise, reference: str, mutants: list[Mutant], seeds: lis
     return alive, "; ".join(wrong)
 
 
-def run_exercise(e: Exercise, seeds: list[int], judge: bool = True, made: tuple[str, list[Mutant]] | None = None
-                 ) -> Result:
+def run_exercise(e: Exercise, seeds: list[int], judge: bool = True, made: tuple[str, list[Mutant]] | None = None,
+                 mode: str = "local") -> Result:
     """Judge one exercise's mutants; ``made``: its (reference, mutants) when already made (``make``)."""
     start = time.monotonic()
     reference, mutants = made or make(e)
@@ -196,13 +198,17 @@ def run_exercise(e: Exercise, seeds: list[int], judge: bool = True, made: tuple[
         if mid not in ids:
             result.problems.append(f"{EQUIVALENT_FILE} lists a mutant that today's reference does not make: {mid}")
     if judge:
-        result.survivors, wrong = judge_mutants(e, reference, result.mutants, seeds)
+        result.survivors, wrong = judge_mutants(e, reference, result.mutants, seeds, mode)
         if wrong:
             result.problems.append(f"the reference is not accepted ({wrong}): the mutants' verdicts say nothing")
         alive = {m.id for m in result.survivors}
-        for mid in listed:
-            if mid in ids and mid not in alive:
+        for mid, why in listed.items():
+            gpu_only = why.startswith(GPU_MARK)
+            if mid in ids and mid not in alive and not (mode == "gpu" and gpu_only):  # on a GPU: what it is for
                 result.problems.append(f"{EQUIVALENT_FILE} lists a mutant that the tests kill (not equivalent): {mid}")
+            if mode == "gpu" and gpu_only and mid in alive:
+                result.problems.append(f"a [[{GPU_ONLY}]] mutant survives on the GPU too: write the @gpu test that "
+                                       f"kills it: {mid}")
         result.equivalent = {mid: why for mid, why in listed.items() if mid in alive}
     result.seconds = time.monotonic() - start
     return result
@@ -257,7 +263,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", type=Path, default=None,
                     help=f"write the report there (default: {REPORT.relative_to(REPO)} when every exercise is run)")
     ap.add_argument("--min-score", type=float, default=MIN_SCORE)
+    ap.add_argument("--mode", choices=["local", "gpu"], default="local",
+                    help="judge in local mode (default) or in gpu mode on a CUDA GPU, where the [[gpu_only]] "
+                         "mutants must be killed too")
     args = ap.parse_args(argv)
+    if args.mode == "gpu":
+        import torch
+
+        if not torch.cuda.is_available():
+            print("error: --mode gpu needs a CUDA GPU (torch.cuda.is_available() is False here)", file=sys.stderr)
+            return 2
 
     every = list_exercises()
     if args.exercises:
@@ -293,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def one(e: Exercise) -> Result:
         nonlocal done
-        r = run_exercise(e, seeds, made=made[e.slug])
+        r = run_exercise(e, seeds, made=made[e.slug], mode=args.mode)
         done += len(r.mutants)
         print(f"[{done}/{total}] {e.slug}: {r.killed}/{len(r.mutants)} killed, "
               f"{len(r.equivalent) - r.gpu_only} equivalent, {r.gpu_only} GPU-only, "
@@ -319,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             folder.mkdir(parents=True, exist_ok=True)
             for i, m in enumerate(r.gaps, 1):
                 (folder / f"{i}.py").write_text(f"# mutant: {m.id}\n{m.source}", encoding="utf-8")
-    report = args.report or (REPORT if not args.exercises else None)
+    report = args.report or (REPORT if not args.exercises and args.mode == "local" else None)
     if report:
         write_report(results, seeds, report)
         print(f"\nreport written to {report}")
