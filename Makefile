@@ -14,7 +14,8 @@ SITE_BUNDLE := web/static/dist/exercise.js
 PY312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.12 /usr/local/bin/python3.12))
 BROWSER_VENV := .venv-browser
 
-.PHONY: install models browser site run generate test lint bench bench-browser gpu-check check mutation clean-models browser-venv
+.PHONY: install models browser site run generate test lint bench bench-browser gpu-check check mutation clean-models browser-venv \
+	job-image test-setup
 
 install:
 	$(PIP) install -q "torch==2.13.0"
@@ -45,7 +46,7 @@ run: models browser site
 generate: models
 	$(PYTHON) -m minisgl generate "$(PROMPT)" --max-tokens 48
 
-lint:
+lint: install
 	$(PYTHON) -m ruff check .
 
 browser-venv: $(BROWSER_VENV)/numpy-2.0.2
@@ -56,7 +57,17 @@ $(BROWSER_VENV)/numpy-2.0.2:
 	$(BROWSER_VENV)/bin/python -m pip install -q "numpy==2.0.2"
 	touch $@
 
-test: models browser site lint browser-venv
+# the CPU job image of the grading server's tests (debootstrap base, host wheels; cached layers: quick when nothing
+# changed), built from this checkout where a Docker daemon answers; without one its tests skip (fail under CI=true)
+job-image: install
+	@if docker info >/dev/null 2>&1; then $(PYTHON) docker/build.py job --offline; \
+	else echo "no Docker daemon: the job image is not built (the grading server's container tests will say so)"; fi
+
+# the set-up of `make test`, its independent parts side by side (the image's downloads beside the models' conversion)
+test-setup:
+	$(MAKE) -j3 --output-sync=target models browser site lint browser-venv job-image
+
+test: test-setup
 	$(PYTHON) -m pytest -q -ra -n 2 --dist loadfile --no-loadscope-reorder
 
 # the whole bank as maintainers check it before a release: every mutant under 10 seeds, same verdicts trusted (about

@@ -452,7 +452,7 @@ def rewrite_asserts(tree: ast.Module, source: str) -> tuple[ast.Module, list[Sit
     return ast.fix_missing_locations(tree), rw.sites
 
 
-@functools.lru_cache(maxsize=1)  # a batch or a browser worker judges the same tests again and again
+@functools.lru_cache(maxsize=8)  # a batch or a browser worker judges the same tests again and again
 def compile_tests(path: str, source: str) -> tuple[types.CodeType, list[Site]]:
     """A tests.py compiled with its asserts rewritten into checks, and the sites of those checks: parsed
     once per process and text, for the harness that runs it and the referee that explains its failures.

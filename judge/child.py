@@ -54,10 +54,6 @@ def main(config: dict) -> None:
         from .harness import environment  # and with it the whole core (judge.exercise included)
 
         env = environment()  # import torch before the clock of the first job matters
-        try:  # the first op on the meta device (the bank's device tests) imports these: once here, not per fork
-            import torch._dynamo  # noqa: F401
-        except Exception:  # noqa: BLE001 - an older or partial torch: each judging imports it, slower
-            pass
         forking = env.device != "cuda" and config.get("fork", True)  # a fork cannot use the CUDA we initialised
         if forking:
             sandbox.not_dumpable()  # a judging (our fork) can neither ptrace us nor read our memory
@@ -94,6 +90,13 @@ def main(config: dict) -> None:
             tempfile.tempdir = private
             _judge(job, token, send, config.get("memory_mb"), retire=False)
 
+        try:  # the exercise's tests compiled and its engine modules imported here, once: every fork finds them
+            from .exercise import load_exercise
+            from .harness import prepare
+
+            prepare(load_exercise(job["exercise"]))
+        except Exception:  # noqa: BLE001 - the judging says what is wrong with the exercise
+            pass
         rc = sandbox.run_in_fork(judging)
         sandbox.kill_descendants()  # what the judging left running (its orphans are re-parented to us)
         _remove_all_but(workdir, kept)
@@ -119,7 +122,7 @@ def _judge(job: dict, token: str, send, memory_mb: int | None, retire: bool) -> 
         verdict = judge_source(
             exercise, source, filename=job.get("filename") or "submission.py", mode=job.get("mode", "local"),
             run_only=bool(job.get("run_only")), on_event=event, memory_limit_mb=memory_mb,
-            seed=job.get("seed"), role=job.get("role", "judge"),
+            seed=job.get("seed"), role=job.get("role", "judge"), first_failure=bool(job.get("first_failure")),
         )
         del source, job
         event({"event": "verdict", "verdict": verdict.to_dict(), "retire": retire})

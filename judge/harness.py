@@ -15,6 +15,7 @@ In the browser an endless loop is interrupted through ``pyodide.setInterruptBuff
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import gc
@@ -29,11 +30,11 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import testing
+from . import pyast, testing
 from .binding import Binding, TargetResolveError, resolve_targets
 from .checks import CHECKS_NAME, SITES_NAME, CheckFailed, Checks, compile_tests
 from .exercise import Exercise
-from .explain import explain_check_failed, trimmed_traceback
+from .explain import _statements, explain_check_failed, trimmed_traceback
 from .submission import CompileError, SubmissionLoadError, load_submission, register_source, unload_submission
 from .verdict import MESSAGE_CAP, OUTPUT_CAP, Env, TestResult, Trust, Verdict, cap
 
@@ -169,6 +170,29 @@ def _compile_tests(exercise: Exercise) -> tuple[types.CodeType, list, str]:
     return code, [dataclasses.replace(s) for s in sites], source  # fresh sites: a failure writes its message
 
 
+def prepare(exercise: Exercise) -> None:
+    """What every judging of ``exercise`` needs and none can change, made once by a warm child before it forks its
+    judgings (each fork finds it done): the engine modules of its targets and of its tests' imports imported, its
+    tests compiled and parsed for explanations. Only our files run here, never a submission; what fails is left
+    for the judging to report."""
+    import importlib
+
+    with contextlib.suppress(Exception):
+        resolve_targets(exercise.targets)
+    with contextlib.suppress(Exception):
+        _, _, source = _compile_tests(exercise)
+        _statements(source)
+        tree = pyast.parse(source)
+        for node in tree.body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            for name in names:
+                with contextlib.suppress(Exception):
+                    importlib.import_module(name)
+        if any(isinstance(n, ast.Constant) and n.value == "meta" for n in ast.walk(tree)):
+            importlib.import_module("torch._dynamo")  # the first op on the meta device imports it (a second)
+
+
 def _load_tests(code: types.CodeType, sites: list, checks: Checks, path: str) -> types.ModuleType:
     module = types.ModuleType(TESTS_MODULE)
     module.__file__ = path
@@ -198,8 +222,10 @@ def judge_source(
     memory_limit_mb: int | None = None,
     seed: int | None = None,
     role: str = "judge",
+    first_failure: bool = False,
 ) -> Verdict:
-    """Judge one submission in this process and return its verdict. Never raises."""
+    """Judge one submission in this process and return its verdict. Never raises. ``first_failure``: the tests
+    after the first one that does not pass are not run (nor listed): enough to know that it is rejected."""
     t0 = time.perf_counter()
     emit = on_event or (lambda ev: None)
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
@@ -330,6 +356,8 @@ def judge_source(
                     result.message = f"(the judge put back module(s) your code removed: {', '.join(healed[:4])})"
             verdict.tests.append(result)
             emit({"event": "test_end", "test": result.to_dict()})
+            if first_failure and result.status not in ("pass", "skip"):
+                break
         verdict.metrics = dict(testing.RUN.metrics)
         return done(verdict)
     except BaseException:  # noqa: BLE001 - a failure of ours, never blamed on the learner

@@ -93,11 +93,12 @@ class Judging:
     seed: int | None = None
     role: str = "judge"
     exercise_path: str | None = None  # where the child finds the exercise (default: exercise.path)
+    first_failure: bool = False  # stop at the first test that does not pass (check's extra seeds: rejected or not)
 
     def to_request(self) -> dict:
         return {"exercise": self.exercise_path or str(self.exercise.path), "source": self.source,
                 "filename": self.filename, "mode": self.mode, "run_only": self.run_only, "seed": self.seed,
-                "role": self.role}
+                "role": self.role, "first_failure": self.first_failure}
 
 
 @dataclass

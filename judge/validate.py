@@ -141,8 +141,9 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
             continue
         judgings = [Judging(e, src, name, mode, seed=seed) for _, name, src in files]
         judgings.append(Judging(e, reference, "reference.py", mode, True, seed=seed))
-        more = [Judging(e, src, name, mode, seed=s) for kind, name, src in files if kind == "mutant"
-                for s in mutant_seeds(seed, seeds)] if mode == "local" else []
+        more = [Judging(e, src, name, mode, seed=s, first_failure=True)  # rejected or not: the first failure tells
+                for kind, name, src in files if kind == "mutant" for s in mutant_seeds(seed, seeds)] \
+            if mode == "local" else []
         verdicts = [o.verdict for o in judge_isolated(judgings + more)]
         report.judged += len(judgings) + len(more)
         *per_file, ref_run = verdicts[:len(judgings)]

@@ -415,6 +415,45 @@ def test_assertion_message_shows_line_values_and_first_difference(toy):
     assert t.status == "pass"
 
 
+def test_first_failure_stops_at_the_first_test_that_does_not_pass(toy):
+    """check's extra seeds judge a mutant only until it is rejected: the tests after its first failure do not run."""
+    wrong = (TOY_EX / "mutants" / "tensor_only.py").read_text()
+    full = judge_source(toy, wrong)
+    short = judge_source(toy, wrong, first_failure=True)
+    assert [t.status for t in full.tests] == ["pass", "pass", "pass", "fail", "skip"]
+    assert [t.name for t in short.tests] == ["test_example_scale", "test_from_import", "test_counter", "test_tensor"]
+    assert short.status == full.status == "wrong_answer"
+    good = judge_source(toy, GOOD, first_failure=True)  # a skipped test is not a failure: the rest still run
+    assert good.accepted and [t.name for t in good.tests] == [t.name for t in full.tests]
+
+
+PREPARED = """
+import sys
+from judge.checks import compile_tests
+from judge.exercise import load_exercise
+from judge.harness import prepare
+
+e = load_exercise(sys.argv[1])
+before = set(sys.modules)
+prepare(e)
+new = set(sys.modules) - before
+print(sorted(m for m in new if m.startswith("minisgl")), "torch._dynamo" in sys.modules,
+      compile_tests.cache_info().currsize)
+"""
+
+
+@pytest.mark.parametrize("slug,dynamo", [("graph-bs-list", False), ("prepare-inputs", True)])
+def test_prepare_makes_what_every_judging_of_an_exercise_needs(slug, dynamo):
+    """A warm child prepares an exercise before it forks the judgings (judge.child): the engine modules of its
+    targets and of its tests' imports imported, its tests compiled (cached), and torch._dynamo imported only for
+    tests that use the meta device (its first op imports it: a second per judging otherwise, none for the rest)."""
+    out = subprocess.run([sys.executable, "-c", PREPARED, str(ROOT / "exercises" / slug)], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout.split()
+    e = load_exercise(ROOT / "exercises" / slug)
+    assert all(f"'{t.module}'" in " ".join(out) for t in e.targets), out
+    assert out[-2:] == [str(dynamo), "1"], out
+
+
 def test_assertion_on_a_call_shows_its_value(toy):
     v = judge_source(toy, (TOY_EX / "mutants" / "off_by_one.py").read_text())
     msg = v.tests[0].message

@@ -23,7 +23,7 @@ from tests.server.pieces import (
     have_postgres,
     start_dockerd,
 )
-from tests.support import IN_CI, need
+from tests.support import need
 
 JOB_IMAGE = os.environ.get("MINISGL_TEST_JOB_IMAGE", "minisgl-job:cpu")
 
@@ -97,8 +97,8 @@ def job_image(docker_daemon):
     import docker
 
     client = docker.from_env()
-    build = os.environ.get("MINISGL_TEST_BUILD_IMAGE", "1" if IN_CI else "0") == "1"
-    if build:  # in CI the image is (re)built from this checkout: cached layers make it quick after the first time
+    build = os.environ.get("MINISGL_TEST_BUILD_IMAGE") == "1"
+    if build:  # `make test` (CI) has built it from this checkout already (make job-image), beside the other set-up
         with open(Path(tempfile.gettempdir()) / "minisgl-job-image.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # pytest-xdist's workers build it one at a time (the second: cached)
             subprocess.run([sys.executable, str(ROOT / "docker" / "build.py"), "job", "--offline"], check=True)
