@@ -18,6 +18,7 @@ from pathlib import Path
 from judge.exercise import Exercise
 from judge.isolation import Judging, judge_isolated
 from judge.validate import REFERENCE_RUN, Report, check_exercise, judged_files, judged_problems
+from judge.verdict import Verdict
 
 from .node import NodeJob, judge_in_node
 
@@ -56,12 +57,20 @@ def check_browser(exercises: list[Exercise], root: Path | None = None) -> list[R
         report.judged += 2
         report.verdicts[f"browser {name}" + (" --run" if kind == REFERENCE_RUN else "")] = v
         report.problems.extend(judged_problems(kind, name, v, "browser", catches=name in report.exercise.run_catches))
-        ls, bs = [(t.name, t.status) for t in lv.tests], [(t.name, t.status) for t in v.tests]
-        if ls != bs:
-            differ = [f"{a[0]}: {a[1]} locally, {b[1]} in the browser" for a, b in zip(ls, bs) if a != b]
+        differ = status_differences(lv, v)
+        if differ:
             report.problems.append(f"[browser] {name}" + (" --run" if kind == REFERENCE_RUN else "") +
-                                   f": per-test statuses differ from local mode under seed {seed}: "
-                                   + ("; ".join(differ) if len(ls) == len(bs) else
-                                      f"local {lv.status} ({len(ls)} tests), browser {v.status} ({len(bs)} tests): "
-                                      f"{(v.message or lv.message).strip()[:300]}"))
+                                   f": per-test statuses differ from local mode under seed {seed}: {differ}")
     return reports
+
+
+def status_differences(local: Verdict, browser: Verdict) -> str | None:
+    """How the per-test statuses of one file judged in the browser differ from the same file judged locally (the
+    same seed): None when they are equal, test by test."""
+    ls, bs = [(t.name, t.status) for t in local.tests], [(t.name, t.status) for t in browser.tests]
+    if ls == bs:
+        return None
+    if len(ls) == len(bs):
+        return "; ".join(f"{a[0]}: {a[1]} locally, {b[1]} in the browser" for a, b in zip(ls, bs) if a != b)
+    return (f"local {local.status} ({len(ls)} tests), browser {browser.status} ({len(bs)} tests): "
+            f"{(browser.message or local.message).strip()[:300]}")

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from browser import build as browser_build
+from browser.check import status_differences
 from tests.support import free_port, need
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,11 +94,9 @@ def compare_with_local(jobs, local, browser) -> list[str]:
     problems = []
     for (slug, label, *_), lv, bv in zip(jobs, local, browser):
         where = f"{slug} {label}"
-        ls = [(t.name, t.status) for t in lv.tests]
-        bs = [(t.name, t.status) for t in bv.tests]
-        if ls != bs:
-            problems.append(f"{where}: per-test statuses differ\n  local   {ls}\n  browser {bs}\n  "
-                            f"browser message: {bv.message[:300]}")
+        differ = status_differences(lv, bv)
+        if differ:
+            problems.append(f"{where}: per-test statuses differ: {differ}")
         if bv.mode != "browser" or lv.mode != "local":
             problems.append(f"{where}: modes {lv.mode}/{bv.mode}")
         if label.startswith(("reference", "alternative")):
