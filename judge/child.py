@@ -79,15 +79,19 @@ def main(config: dict) -> None:
             _judge(job, token, send, config.get("memory_mb"), retire=True)
             break
 
-        def judging(job=job, token=token, private=os.path.join(workdir, f"job-{n}")) -> None:
+        def judging(job=job, token=token, n=n) -> None:
             """In the judging's own process: ends after its verdict, whatever the learner's code did."""
-            jobs.close()  # the next job's line (its token, its source) is never readable from here
-            os.mkdir(private, 0o700)
-            os.chdir(private)
-            os.environ["TMPDIR"] = private
             import tempfile
 
-            tempfile.tempdir = private
+            try:
+                jobs.close()  # the next job's line (its token, its source) is never readable from here
+                private = tempfile.mkdtemp(prefix=f"job-{n}-", dir=workdir)  # 0o700, a name nothing took yet
+                os.chdir(private)
+                os.environ["TMPDIR"] = tempfile.tempdir = private
+            except BaseException as e:  # noqa: BLE001 - ours, before any of the learner's code: say what
+                send({"event": "fatal", "token": token, "message": f"the judging's private folder: "
+                      f"{type(e).__name__}: {e}"})
+                raise
             _judge(job, token, send, config.get("memory_mb"), retire=False)
 
         try:  # the exercise's tests compiled and its engine modules imported here, once: every fork finds them

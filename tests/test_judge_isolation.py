@@ -206,6 +206,23 @@ def test_working_dir_and_temporary_files_are_private_and_removed():
     assert not Path(cwd).exists(), "the private folder is removed after the judging"
 
 
+def test_a_judging_gets_a_fresh_private_folder_whatever_its_childs_folder_holds(tmp_path):
+    """The names a judging's private folder could take are already there (files the judge keeps): each judging
+    still gets a new folder of its own, and the folder's contents are as they were after."""
+    from dataclasses import replace
+
+    for n in range(3):
+        (tmp_path / f"job-{n}").write_text("kept")
+    src = with_body("    import os\n    print('CWD', os.getcwd())\n    return [v * k for v in values]\n")
+    spec = replace(local_spec([str(TOY)]), workdir=str(tmp_path))
+    out = judge_isolated([Judging(_toy(), src), Judging(_toy(), src)], limits=LIMITS, spec=spec)
+    cwds = [o.verdict.tests[0].output.split()[1] for o in out]
+    assert [o.verdict.status for o in out] == ["accepted", "accepted"], [o.verdict.message for o in out]
+    assert len(set(cwds)) == 2 and all(Path(c).parent == tmp_path for c in cwds)
+    assert all((tmp_path / f"job-{n}").read_text() == "kept" for n in range(3))
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()], "each judging's folder is removed after it"
+
+
 def test_sitecustomize_and_python_variables_are_ignored(tmp_path, monkeypatch):
     """A sitecustomize.py on PYTHONPATH that would make every check pass never runs; PYTHONOPTIMIZE
     cannot strip the tests' asserts."""
