@@ -2,7 +2,7 @@
 # Debian's chromium for the browser judge and the site's tests):
 #   make run    install, convert SmolLM2-135M once, build the browser judge's assets and the site's scripts, and
 #               start the practice site on the embedded default (it prints its address)
-#   make test   the same set-up, lint, and run every test (what CI runs)
+#   make test   the same set-up (side by side, with the job image where Docker runs), lint, and run every test (CI)
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 PROMPT ?= The capital of France is
