@@ -1,4 +1,6 @@
-"""python -m minisgl generate --model PATH "prompt" ... : print greedy (or sampled) completions."""
+"""python -m minisgl generate --model PATH "prompt" ...   print greedy (or sampled) completions
+python -m minisgl serve --model PATH                    an OpenAI-compatible server (port 1919)
+python -m minisgl bench --url URL                       benchmark any OpenAI-compatible server"""
 
 from __future__ import annotations
 
@@ -28,11 +30,41 @@ def _parser() -> argparse.ArgumentParser:
                    choices=["auto", "default", "transposed", "onednn", "onednn16", "mkl1"],
                    help="the CPU's linear kernels (default auto: measured at start-up against F.linear)")
     g.add_argument("--ids", action="store_true", help="also print the token ids")
+    from minisgl.server.args import add_arguments as serve_arguments
+
+    serve_arguments(sub.add_parser("serve", help="serve a model over OpenAI's API (FastAPI on uvicorn)"))
+    b = sub.add_parser("bench", help="benchmark an OpenAI-compatible server (TTFT, ITL, latency, throughput)")
+    try:
+        from minisgl.benchmark import add_arguments as bench_arguments
+    except ImportError:  # not there yet in this tree
+        bench_arguments = None
+    if bench_arguments is not None:
+        bench_arguments(b)
     return ap
+
+
+def _default_model() -> str | None:
+    from minisgl.testing import smollm2_path
+
+    try:
+        return str(smollm2_path())
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from minisgl.server.args import from_namespace
+        from minisgl.server.launch import serve
+
+        args.model = args.model or _default_model()
+        return serve(from_namespace(args)) if args.model else 2
+    if args.command == "bench":
+        from minisgl.benchmark import main as bench
+
+        return bench(args)
     import torch
 
     from minisgl.core import SamplingParams
