@@ -80,6 +80,8 @@ class Workers:
         sentinels = {p.sentinel: n for n, p in self.procs.items()}
         while not stop.is_set():
             for s in wait(list(sentinels), timeout=0.5):
+                if stop.is_set():  # stopping: the launcher ends them itself
+                    return None
                 n = sentinels[s]
                 p = self.procs[n]
                 p.join(0)
@@ -131,7 +133,7 @@ def serve(args: ServerArgs) -> int:
         info = pool.wait_ready(["scheduler"])["scheduler"]
         names = ["detokenizer"] + [f"tokenizer-{i}" for i in range(args.num_tokenizer)]
         for n in names:
-            pool.start(n, workers.tokenizer_main, n.split("-")[0], args, info["max_seq_len"])
+            pool.start(n, workers.tokenizer_main, n, args, info["max_seq_len"])
         pool.wait_ready(names)
 
         host = f"[{args.host}]" if ":" in args.host else args.host
@@ -151,8 +153,10 @@ def serve(args: ServerArgs) -> int:
                 return
             died.append(why)
             _say(f"{why}; stopping")
-            if loop_holder:
+            try:
                 loop_holder[0].call_soon_threadsafe(fe.fail_all, why)
+            except (IndexError, RuntimeError):  # the API is not up yet, or already down
+                pass
             server.should_exit = True
 
         watcher = threading.Thread(target=watch, name="minisgl-watch", daemon=True)

@@ -12,13 +12,15 @@ from typing import Any
 
 from minisgl.server.args import ServerArgs
 
-_PR_SET_PDEATHSIG = 1
+_PR_SET_PDEATHSIG, _PR_SET_NAME = 1, 15
 
 
-def _become_worker(parent: int) -> None:
+def _become_worker(name: str, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole terminal group: the launcher stops us
-    if sys.platform == "linux":  # die with the launcher, even if it is killed
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # die with the launcher, even if it is killed
+        libc.prctl(_PR_SET_NAME, ctypes.c_char_p(f"msgl-{name}"[:15].encode()))  # what ps and top show
     if os.getppid() != parent:  # it died before prctl took effect
         os._exit(1)
 
@@ -30,7 +32,7 @@ def _fail(ready: Any, name: str, e: BaseException) -> None:
 
 
 def scheduler_main(args: ServerArgs, ready: Any, parent: int) -> None:
-    _become_worker(parent)
+    _become_worker("scheduler", parent)
     try:
         from minisgl.engine import Engine
         from minisgl.message.channel import Receiver, Sender
@@ -47,9 +49,10 @@ def scheduler_main(args: ServerArgs, ready: Any, parent: int) -> None:
     io.serve_forever()
 
 
-def tokenizer_main(role: str, args: ServerArgs, max_seq_len: int, ready: Any, parent: int) -> None:
-    """role: 'tokenizer' (one of --num-tokenizer) or 'detokenizer' (which tokenizes too without tokenizer workers)."""
-    _become_worker(parent)
+def tokenizer_main(name: str, args: ServerArgs, max_seq_len: int, ready: Any, parent: int) -> None:
+    """name: 'tokenizer-<i>' (one of --num-tokenizer) or 'detokenizer' (which tokenizes too without tokenizers)."""
+    _become_worker(name.replace("-", ""), parent)
+    role = name.split("-")[0]
     try:
         from transformers import AutoTokenizer
 
@@ -64,6 +67,6 @@ def tokenizer_main(role: str, args: ServerArgs, max_seq_len: int, ready: Any, pa
             server = TokenizerServer(tokenizer, max_seq_len, Receiver(args.addr("detokenizer"), bind=True),
                                      Sender(args.addr("scheduler")), None, Sender(args.addr("api")))
     except Exception as e:
-        _fail(ready, role, e)
-    ready.put((role, os.getpid(), None, None))
+        _fail(ready, name, e)
+    ready.put((name, os.getpid(), None, None))
     server.serve_forever()
