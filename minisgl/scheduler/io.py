@@ -27,6 +27,7 @@ class SchedulerIO:
         self.inbox, self.outbox = inbox, outbox
         self.reqs: dict[int, Req] = {}  # uid -> every request not finished: waiting, prefilling or decoding
         self.early_aborts: OrderedDict[int, None] = OrderedDict()
+        self._last: tuple[ForwardInput, Any] | None = None  # the batch in flight (overlap scheduling)
 
     # -- input
     def _refuse(self, msg: UserMsg) -> tuple[str, str] | None:
@@ -123,23 +124,26 @@ class SchedulerIO:
             self.outbox.send(TokensMsg(uids=uids, tokens=tokens, finish=finish))
 
     # -- the loop
-    def serve_forever(self) -> None:
+    def step(self, block: bool = True) -> None:
+        """Take the input waiting (waiting for some only when there is nothing to run and `block`), run one batch,
+        send the results of the one before it (overlap) or its own."""
         s = self.scheduler
-        overlap = not ENV.DISABLE_OVERLAP_SCHEDULING.value
-        last: tuple[ForwardInput, Any] | None = None
-        with stream_ctx(s.engine.stream), torch.inference_mode():
+        idle = self._last is None and not s.has_work and not s.finished_reqs
+        for msg in self.inbox.recv(None if idle and block else 0):
+            self.handle(msg)
+        fwd = s._schedule_next_batch()
+        ongoing = (fwd, s._forward(fwd)) if fwd is not None else None
+        if not ENV.DISABLE_OVERLAP_SCHEDULING.value:  # the last batch's results are sent while this one runs
+            if self._last is not None:
+                self.emit(*self._last)
+            s._release_finished(ongoing[0] if ongoing is not None else None)
+            self._last = ongoing
+        else:
+            if ongoing is not None:
+                self.emit(*ongoing)
+            s._release_finished(None)
+
+    def serve_forever(self) -> None:
+        with stream_ctx(self.scheduler.engine.stream), torch.inference_mode():
             while True:
-                idle = last is None and not s.has_work and not s.finished_reqs
-                for msg in self.inbox.recv(None if idle else 0):
-                    self.handle(msg)
-                fwd = s._schedule_next_batch()
-                ongoing = (fwd, s._forward(fwd)) if fwd is not None else None
-                if overlap:  # the last batch's results are sent while this one runs
-                    if last is not None:
-                        self.emit(*last)
-                    s._release_finished(ongoing[0] if ongoing is not None else None)
-                    last = ongoing
-                else:
-                    if ongoing is not None:
-                        self.emit(*ongoing)
-                    s._release_finished(None)
+                self.step()

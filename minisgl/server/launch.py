@@ -64,10 +64,10 @@ class Workers:
             try:
                 name, pid, error, info = self.ready.get(timeout=0.5)
             except queue.Empty:
-                for n in left:
-                    if not self.procs[n].is_alive():
-                        raise ServerError(f"the {n} process (pid {self.procs[n].pid}) exited with code "
-                                          f"{self.procs[n].exitcode} while starting") from None
+                for n, p in self.procs.items():
+                    if not p.is_alive():
+                        raise ServerError(f"the {n} process (pid {p.pid}) exited with code {p.exitcode} "
+                                          "while starting") from None
                 continue
             if error is not None:
                 raise ServerError(f"the {name} process (pid {pid}) failed to start: {error}")
@@ -129,11 +129,13 @@ def serve(args: ServerArgs) -> int:
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         _say(f"loading {args.model} ...")
+        context = pool.ctx.Value("i", 0, lock=False)  # the context length, for the tokenizers, once known
         pool.start("scheduler", workers.scheduler_main, args)
-        info = pool.wait_ready(["scheduler"])["scheduler"]
         names = ["detokenizer"] + [f"tokenizer-{i}" for i in range(args.num_tokenizer)]
-        for n in names:
-            pool.start(n, workers.tokenizer_main, n, args, info["max_seq_len"])
+        for n in names:  # they load their tokenizer while the scheduler loads the model
+            pool.start(n, workers.tokenizer_main, n, args, context)
+        info = pool.wait_ready(["scheduler"])["scheduler"]
+        context.value = info["max_seq_len"]
         pool.wait_ready(names)
 
         host = f"[{args.host}]" if ":" in args.host else args.host

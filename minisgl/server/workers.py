@@ -7,6 +7,7 @@ import ctypes
 import os
 import signal
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -49,17 +50,33 @@ def scheduler_main(args: ServerArgs, ready: Any, parent: int) -> None:
     io.serve_forever()
 
 
-def tokenizer_main(name: str, args: ServerArgs, max_seq_len: int, ready: Any, parent: int) -> None:
-    """name: 'tokenizer-<i>' (one of --num-tokenizer) or 'detokenizer' (which tokenizes too without tokenizers)."""
+def load_tokenizer(path: str) -> Any:
+    """The model's tokenizer: its tokenizer.json through PreTrainedTokenizerFast (what AutoTokenizer picks for one,
+    without importing every model's configuration: seconds at start-up), else AutoTokenizer."""
+    from pathlib import Path
+
+    if (Path(path) / "tokenizer.json").is_file():
+        from transformers import PreTrainedTokenizerFast
+
+        return PreTrainedTokenizerFast.from_pretrained(path)
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path)
+
+
+def tokenizer_main(name: str, args: ServerArgs, context: Any, ready: Any, parent: int) -> None:
+    """name: 'tokenizer-<i>' (one of --num-tokenizer) or 'detokenizer' (which tokenizes too without tokenizers).
+    Started beside the scheduler: `context` (a shared int) holds the engine's context length once it is known."""
     _become_worker(name.replace("-", ""), parent)
     role = name.split("-")[0]
     try:
-        from transformers import AutoTokenizer
-
         from minisgl.message.channel import Receiver, Sender
         from minisgl.tokenizer.server import TokenizerServer
 
-        tokenizer = AutoTokenizer.from_pretrained(args.model)
+        tokenizer = load_tokenizer(args.model)
+        while context.value == 0:  # the scheduler is still loading the model
+            time.sleep(0.05)
+        max_seq_len = context.value
         if role == "tokenizer":
             server = TokenizerServer(tokenizer, max_seq_len, Receiver(args.addr("tokenizer"), bind=False),
                                      Sender(args.addr("scheduler")), Sender(args.addr("detokenizer")), None)
