@@ -1,5 +1,6 @@
 """python -m minisgl generate --model PATH "prompt" ...   print greedy (or sampled) completions
 python -m minisgl serve --model PATH                    an OpenAI-compatible server (port 1919)
+python -m minisgl shell --model PATH                    chat in the terminal
 python -m minisgl bench --url URL                       benchmark any OpenAI-compatible server"""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ _DTYPES = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16"}
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m minisgl", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m minisgl", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="complete prompts with a model folder (Hugging Face safetensors)")
     g.add_argument("prompts", nargs="+", help="one or more prompts")
@@ -33,13 +35,13 @@ def _parser() -> argparse.ArgumentParser:
     from minisgl.server.args import add_arguments as serve_arguments
 
     serve_arguments(sub.add_parser("serve", help="serve a model over OpenAI's API (FastAPI on uvicorn)"))
-    b = sub.add_parser("bench", help="benchmark an OpenAI-compatible server (TTFT, ITL, latency, throughput)")
-    try:
-        from minisgl.benchmark import add_arguments as bench_arguments
-    except ImportError:  # not there yet in this tree
-        bench_arguments = None
-    if bench_arguments is not None:
-        bench_arguments(b)
+    from minisgl.shell import add_arguments as shell_arguments
+
+    shell_arguments(sub.add_parser("shell", help="chat with a model in the terminal"))
+    from minisgl.benchmark import add_arguments as bench_arguments
+
+    bench_arguments(sub.add_parser("bench", help="benchmark an OpenAI-compatible server (TTFT, ITL, latency, "
+                                                 "throughput)"))
     return ap
 
 
@@ -61,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
 
         args.model = args.model or _default_model()
         return serve(from_namespace(args)) if args.model else 2
+    if args.command == "shell":
+        from minisgl.shell import main as shell
+
+        args.model = args.model or _default_model()
+        return shell(args) if args.model else 2
     if args.command == "bench":
         from minisgl.benchmark import main as bench
 
