@@ -43,7 +43,7 @@ def _file(name: str, doc: str | None = None) -> property:
 class Chapter:
     """One chapter of the course (``exercises/chapters.toml``), in course order."""
 
-    number: int
+    number: int  # the book's chapter number where `book` is given (the course follows the book), else the position
     id: str
     title: str
     covers: str
@@ -52,7 +52,7 @@ class Chapter:
 
 
 def load_chapters(root: str | Path | None = None) -> list[Chapter]:
-    """The chapters of ``<root>/chapters.toml`` in course order (numbered from 1)."""
+    """The chapters of ``<root>/chapters.toml`` in course order, numbered as the book numbers them (else from 1)."""
     root = Path(root) if root is not None else default_exercises_dir()
     path = root / CHAPTERS_FILE
     where = str(path)
@@ -76,7 +76,11 @@ def load_chapters(root: str | Path | None = None) -> list[Chapter]:
         book = _field(row, "book", int, w, None)
         if book is not None and book < 0:
             raise ExerciseError(f"{w}: field 'book' must be a chapter number (0 or more), got {book}")
-        out.append(Chapter(number=i, id=cid, title=_field(row, "title", str, w), covers=_field(row, "covers", str, w),
+        if book is not None and out and (out[-1].book is None or book <= out[-1].book):
+            raise ExerciseError(f"{w}: book {book} must come after book {out[-1].book} (the chapters are listed "
+                                "in the book's order, each with its number)")
+        out.append(Chapter(number=i if book is None else book, id=cid, title=_field(row, "title", str, w),
+                           covers=_field(row, "covers", str, w),
                            modules=tuple(_str_list(row, "modules", w, [])), book=book))
     return out
 

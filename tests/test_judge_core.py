@@ -93,9 +93,17 @@ def test_missing_files_and_bad_slug(tmp_path):
 
 
 def test_chapters_carry_the_books_numbering(tmp_path):
-    """chapters.toml's `book`: the book's chapter number, which the course's position need not be."""
+    """chapters.toml's `book`: the book's chapter number, which is the number the course shows (list, site)."""
     numbers = {c.id: (c.number, c.book) for c in load_chapters(ROOT / "exercises")}
-    assert numbers["request-lifecycle"] == (1, 1) and numbers["cuda-graph"] == (13, 18)
+    assert numbers["request-lifecycle"] == (1, 1) and numbers["overlap-scheduling"] == (11, 11)
+    assert numbers["gpu-attention"] == (17, 17) and numbers["cuda-graph"] == (18, 18)
+    assert numbers["messages"] == (12, 12) and numbers["api-server"] == (15, 15) and numbers["benchmarking"] == (21, 21)
+    two = ('[[chapter]]\nid = "a"\ntitle = "A"\ncovers = "a"\nbook = 5\n'
+           '[[chapter]]\nid = "b"\ntitle = "B"\ncovers = "b"\n')
+    for second, message in (("book = 5", "must come after book 5"), ("book = 3", "must come after book 5")):
+        (tmp_path / "chapters.toml").write_text(two + second + "\n")
+        with pytest.raises(ExerciseError, match=message):
+            load_chapters(tmp_path)
     for book, message in (("-1", "0 or more"), ('"18"', "'book' must be int")):
         (tmp_path / "chapters.toml").write_text(f'[[chapter]]\nid = "x"\ntitle = "X"\ncovers = "x"\nbook = {book}\n')
         with pytest.raises(ExerciseError, match=message):

@@ -135,7 +135,8 @@ def test_once_the_last_exercise_is_solved_the_next_unsolved_is_offered(page, sit
 
 
 def test_book_chapters_without_the_setting_are_plain_text(page, site):
-    chapters = load_chapters()
+    used = {e.chapter for e in list_exercises()}
+    chapters = [c for c in load_chapters() if c.id in used]  # the site lists the chapters that have exercises
     page.goto(site("/"))
     assert page.locator("a.book-link").count() == 0
     refs = page.locator(".chapter .ch-book").all_inner_texts()
@@ -152,7 +153,9 @@ def test_book_chapters_with_the_setting_link_to_the_book(browser, booked):
     page = ctx.new_page()
     page.goto(site("/"))
     links = page.locator(".chapter .ch-book a.book-link")
-    want = [(BOOK_URL.format(number=c.book, id=c.id), f"Book chapter {c.book}: {c.title}") for c in load_chapters()]
+    used = {e.chapter for e in list_exercises()}
+    want = [(BOOK_URL.format(number=c.book, id=c.id), f"Book chapter {c.book}: {c.title}") for c in load_chapters()
+            if c.id in used]
     assert [(a.get_attribute("href"), a.inner_text()) for a in links.all()] == want
     page.goto(site("/exercises/graph-capture-buffer"))
     link = page.locator(".breadcrumb a.book-link")
