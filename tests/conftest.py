@@ -54,6 +54,8 @@ LONGEST_FIRST = (
     "test_hostile.py",
     "test_sandbox.py",
     "test_faults.py",
+    "test_openai_client.py",
+    "test_lifecycle.py",
     "test_e2e.py",
     "test_judging_flows.py",
     "test_pages_browser.py",

@@ -165,3 +165,26 @@ def test_stop_strings_end_the_reply_before_them(client):
                               extra_body={"ignore_eos": True})
     assert (s_cut, s_finish) == (cut, "stop")
     assert 1 <= n <= MAX_TOKENS
+
+
+def test_the_benchmark_client_measures_minisgl_serve(smollm2_server, tmp_path):
+    """`python -m minisgl bench` against the real server: every request completes with its exact lengths (the
+    server counts the prompt tokens the client drew), and the JSON holds the figures."""
+    import json
+    import subprocess
+    import sys
+
+    from minisgl.testing import smollm2_path
+
+    out = tmp_path / "bench.json"
+    run = subprocess.run([sys.executable, "-m", "minisgl", "bench", "--url", smollm2_server.url, "--num-requests", "8",
+                          "--input-len", "8-40", "--output-len", "4-8", "--rate", "20", "--seed", "3",
+                          "--tokenizer", str(smollm2_path()), "--no-progress", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    s = json.loads(out.read_text())["summary"]
+    assert (s["completed"], s["failed"], s["short_outputs"]) == (8, 0, 0), s
+    assert s["server_prompt_tokens"] == s["total_input_tokens"], "the prompts have the token lengths drawn"
+    assert s["total_output_tokens"] == s["requested_output_tokens"]
+    assert 0 < s["ttft_ms"]["p50"] <= s["ttft_ms"]["p99"] and s["output_throughput"] > 0
+    assert "TTFT" in run.stdout
