@@ -128,6 +128,8 @@ async def _read_json(request: Request) -> Any:
         return json.loads(b"".join(chunks))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ApiError(400, f"the request body is not valid JSON: {e}") from None
+    except RecursionError:
+        raise ApiError(400, "the request body is nested too deeply") from None
 
 
 def _sse(obj: Any) -> bytes:

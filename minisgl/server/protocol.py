@@ -56,14 +56,17 @@ def _bad(param: str, message: str) -> ApiError:
     return ApiError(400, f"{param}: {message}", param=param)
 
 
-def _int(body: dict, name: str, lo: int | None = None, hi: int | None = None) -> int | None:
+_INT_MAX = 2**31 - 1  # what a token count, top_k or n can be (and what msgpack and torch take)
+
+
+def _int(body: dict, name: str, lo: int = -_INT_MAX, hi: int = _INT_MAX) -> int | None:
     v = body.get(name)
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int):
         raise _bad(name, f"expected an integer, got {type(v).__name__} {v!r}"[:200])
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise _bad(name, f"{v} is out of range [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
+    if not lo <= v <= hi:
+        raise _bad(name, f"{v} is out of range [{lo}, {hi}]"[:200])
     return v
 
 
@@ -143,6 +146,8 @@ def _prompt(body: dict) -> str | list[int]:
     if isinstance(p, str):
         return p
     if isinstance(p, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in p):
+        if any(not 0 <= t <= _INT_MAX for t in p):
+            raise _bad("prompt", "a token id is negative or too large")
         return p
     if isinstance(p, list) and all(isinstance(t, (str, list)) for t in p):
         raise _bad("prompt", f"a batch of {len(p)} prompts is not supported: send one prompt per request")
@@ -181,7 +186,7 @@ def parse(body: Any, chat: bool, model_names: tuple[str, ...]) -> Generation:
     top_k = _int(body, "top_k", -1)
     if top_k == 0:
         raise _bad("top_k", "must be -1 (off) or >= 1")
-    seed = _int(body, "seed")
+    seed = _int(body, "seed", 0, 2**63 - 1)
     stream = _bool(body, "stream")
     so = body.get("stream_options")
     include_usage = False
