@@ -54,11 +54,17 @@ class Frontend:
             s.close()
 
     async def _listen(self) -> None:
-        while True:
-            msg = await self.inbox.next()
-            q = self.queues.get(msg.uid)
-            if q is not None:
-                q.put_nowait(msg)
+        try:
+            while True:
+                msg = await self.inbox.next()
+                q = self.queues.get(msg.uid)
+                if q is not None:  # else its client is gone
+                    q.put_nowait(msg)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # nothing would ever answer again: say so rather than hang
+            logger.exception("the API's listener failed")
+            self.fail_all(f"the API's listener failed: {e}")
 
     def fail_all(self, why: str) -> None:
         """A worker died: every request in flight ends with a 503, and so does every new one."""
