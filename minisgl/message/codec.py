@@ -19,6 +19,9 @@ class MessageError(ValueError):
     pass
 
 
+UNIONS = (typing.Union, types.UnionType)  # what typing.get_origin gives for Optional[X], Union[X, Y] and X | Y
+
+
 def _to_plain(obj: Any) -> Any:
     if isinstance(obj, SamplingParams):
         return dataclasses.asdict(obj)
@@ -43,7 +46,7 @@ def _check(value: Any, hint: Any, where: str) -> Any:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
         return value
-    if origin in (typing.Union, types.UnionType):
+    if origin in UNIONS:
         for h in args:
             try:
                 return _check(value, h, where)
