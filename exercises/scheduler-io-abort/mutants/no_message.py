@@ -1,0 +1,17 @@
+"""abort, "its client is told at once": nothing is sent for an aborted request."""
+
+
+class SchedulerIO:
+    def abort(self, uid):
+        req = self.reqs.pop(uid, None)
+        if req is None:
+            self.early_aborts[uid] = None
+            while len(self.early_aborts) > _EARLY_ABORTS:
+                self.early_aborts.popitem(last=False)
+            return
+        s = self.scheduler
+        if req in s.prefill_manager.pending:
+            s.prefill_manager.pending.remove(req)
+        if req.uid in s.prefill_manager.admitted:
+            s.decode_manager.remove(req)
+            s.finished_reqs.add(req)

@@ -1,0 +1,16 @@
+"""abort, "remember at most _EARLY_ABORTS uids": early_aborts grows without bound."""
+
+
+class SchedulerIO:
+    def abort(self, uid):
+        req = self.reqs.pop(uid, None)
+        if req is None:
+            self.early_aborts[uid] = None
+            return
+        s = self.scheduler
+        if req in s.prefill_manager.pending:
+            s.prefill_manager.pending.remove(req)
+        if req.uid in s.prefill_manager.admitted:
+            s.decode_manager.remove(req)
+            s.finished_reqs.add(req)
+        self.outbox.send(TokensMsg(uids=[uid], tokens=[-1], finish=["abort"]))
