@@ -1,0 +1,22 @@
+"""emit, "a request that finished here leaves self.reqs": finished requests stay in self.reqs."""
+
+
+class SchedulerIO:
+    def emit(self, fwd, out):
+        s = self.scheduler
+        skipped = set(s.finished_reqs)
+        s._process(fwd, out)
+        uids, tokens, finish = [], [], []
+        for i, req in enumerate(fwd.batch.reqs):
+            if fwd.chunked[i] or req in skipped:
+                continue
+            token = req.input_ids[-1]
+            reason = None
+            if req in s.finished_reqs:
+                eos = not req.sampling_params.ignore_eos and token in s.eos_ids
+                reason = "stop" if eos else "length"
+            uids.append(req.uid)
+            tokens.append(token)
+            finish.append(reason)
+        if uids:
+            self.outbox.send(TokensMsg(uids=uids, tokens=tokens, finish=finish))

@@ -1,0 +1,24 @@
+"""emit, "skip it if it was in s.finished_reqs before processing": only chunks are skipped, so a request that
+finished earlier (or was aborted) has its last token sent again."""
+
+
+class SchedulerIO:
+    def emit(self, fwd, out):
+        s = self.scheduler
+        skipped = set(s.finished_reqs)
+        s._process(fwd, out)
+        uids, tokens, finish = [], [], []
+        for i, req in enumerate(fwd.batch.reqs):
+            if fwd.chunked[i]:
+                continue
+            token = req.input_ids[-1]
+            reason = None
+            if req in s.finished_reqs:
+                eos = not req.sampling_params.ignore_eos and token in s.eos_ids
+                reason = "stop" if eos else "length"
+                self.reqs.pop(req.uid, None)
+            uids.append(req.uid)
+            tokens.append(token)
+            finish.append(reason)
+        if uids:
+            self.outbox.send(TokensMsg(uids=uids, tokens=tokens, finish=finish))
