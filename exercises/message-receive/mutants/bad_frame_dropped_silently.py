@@ -1,0 +1,31 @@
+"""A bad frame is skipped without a word in the log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import zmq
+
+from minisgl.message.codec import MessageError, decode
+
+
+class Receiver:
+    def _decode(self, frame: bytes) -> Any | None:
+        try:
+            return decode(frame)
+        except MessageError as e:
+            pass
+            return None
+
+    def recv(self, timeout_ms: int | None = None) -> list[Any]:
+        out: list[Any] = []
+        if timeout_ms != 0 and not self.sock.poll(timeout_ms):
+            return out
+        while True:
+            try:
+                frame = self.sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return out
+            msg = self._decode(frame)
+            if msg is not None:
+                out.append(msg)

@@ -1,0 +1,27 @@
+"""_decode does not catch MessageError: one bad frame ends recv (and the process) with an error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import zmq
+
+from minisgl.message.codec import MessageError, decode
+
+
+class Receiver:
+    def _decode(self, frame: bytes) -> Any | None:
+        return decode(frame)
+
+    def recv(self, timeout_ms: int | None = None) -> list[Any]:
+        out: list[Any] = []
+        if timeout_ms != 0 and not self.sock.poll(timeout_ms):
+            return out
+        while True:
+            try:
+                frame = self.sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return out
+            msg = self._decode(frame)
+            if msg is not None:
+                out.append(msg)
