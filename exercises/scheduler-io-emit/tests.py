@@ -238,6 +238,7 @@ def test_emit_nothing_to_send():
     io = fake_io()
     a, b, c = req(io, 1), req(io, 2), req(io, 3)
     io.scheduler.finished_reqs.add(b)
+    del io.reqs[2]  # finished before: it left io.reqs then
     chunked = [True, False, True]
     order = r.sample([0, 1, 2], 3)
     io.emit(fwd_of([[a, b, c][i] for i in order], chunked=[chunked[i] for i in order]), Out([5, 6, 7]))
