@@ -220,15 +220,13 @@ def create_app(fe: Frontend, on_ready: Any = None) -> FastAPI:
                 if r.error:
                     yield _sse(_reply_error(r).body())
                     break
-                if r.text or first:
-                    yield _sse(protocol.chunk(uid, model, gen.chat, r.text, None, first=first))
-                    first = False
-                if r.finish_reason is not None:
-                    done = True
-                    yield _sse(protocol.chunk(uid, model, gen.chat, None, r.finish_reason))
-                    if gen.include_usage:
-                        yield _sse(protocol.chunk(uid, model, gen.chat, None, None,
-                                                  usage_=protocol.usage(r.prompt_tokens, r.completion_tokens)))
+                chunks = protocol.stream_chunks(uid, model, gen, r.text, r.finish_reason, r.prompt_tokens,
+                                                r.completion_tokens, first)
+                first = False
+                done = r.finish_reason is not None  # finished by the scheduler: nothing to abort
+                for c in chunks:
+                    yield _sse(c)
+                if done:
                     break
                 nxt = await _next_reply(q, request)
                 if nxt is None:

