@@ -1,0 +1,22 @@
+"""add moves the offsets when the window's decode did not grow (a skipped special token): the offsets differ from the rule."""
+
+REPLACEMENT = "\ufffd"
+
+
+class IncrementalDetokenizer:
+    def add(self, token_ids):
+        if self.stopped:
+            return ""
+        self.ids.extend(token_ids)
+        prefix_text = self._decode(self.ids[self.prefix_offset : self.read_offset])
+        new_text = self._decode(self.ids[self.prefix_offset :])
+        if new_text.endswith(REPLACEMENT):
+            return ""
+        self.prefix_offset, self.read_offset = self.read_offset, len(self.ids)
+        return self._release(new_text[len(prefix_text) :], final=False)
+
+    def finish(self):
+        if self.stopped:
+            return ""
+        full = self._decode(self.ids)
+        return self._release(full[len(self.text) + len(self.held) :], final=True)
