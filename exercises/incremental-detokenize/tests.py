@@ -4,6 +4,8 @@ engine's chunks and offsets."""
 
 from functools import lru_cache
 
+from transformers import PreTrainedTokenizerFast  # at the top: the warm judge imports it once, before any judging
+
 from judge.testing import expected, rng
 from minisgl.testing import tiny_model_name, tiny_models_dir
 from minisgl.tokenizer.detokenize import REPLACEMENT, IncrementalDetokenizer
@@ -15,8 +17,6 @@ TEXTS = ["the quiet river runs blue", "café naïve façade", "你好，世界",
 
 @lru_cache(maxsize=1)
 def tok():
-    from transformers import PreTrainedTokenizerFast
-
     return PreTrainedTokenizerFast.from_pretrained(str(tiny_models_dir() / tiny_model_name()))
 
 

@@ -3,6 +3,8 @@
 
 from functools import lru_cache
 
+from transformers import PreTrainedTokenizerFast  # at the top: the warm judge imports it once, before any judging
+
 from judge.testing import rng
 from minisgl.core import SamplingParams
 from minisgl.message import ErrorMsg, TokenizeMsg, UserMsg
@@ -23,8 +25,6 @@ PARAMS = dict(temperature=0.7, top_k=20, top_p=0.9, max_tokens=13, seed=5)
 
 @lru_cache(maxsize=1)
 def tok():
-    from transformers import PreTrainedTokenizerFast
-
     t = PreTrainedTokenizerFast.from_pretrained(str(tiny_models_dir() / tiny_model_name()))
     t.chat_template = TEMPLATE
     return t
