@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any
 
 HELP = "commands: /reset forgets the conversation, /exit leaves (Ctrl-D too); Ctrl-C stops a reply"
 
@@ -47,19 +46,23 @@ def _start_server(model: str) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"the model server did not start (exit code {proc.returncode})")
 
 
-def _reply(client: Any, model: str, messages: list[dict[str, str]], args: argparse.Namespace) -> str:
-    """Stream one reply to the terminal; Ctrl-C stops it (the server aborts the request) and keeps what came."""
+def _reply(url: str, model: str, messages: list[dict[str, str]], args: argparse.Namespace) -> str:
+    """Stream one reply to the terminal; Ctrl-C stops it (closing the connection aborts the request on the server)
+    and keeps what came. A client of its own, so that Ctrl-C at any moment (even before the first chunk) closes
+    exactly this request's connection."""
+    import openai
+
     text: list[str] = []
-    stream = client.chat.completions.create(model=model, messages=messages, max_tokens=args.max_tokens,
-                                            temperature=args.temperature, top_p=args.top_p, stream=True)
-    try:
-        for chunk in stream:
-            if chunk.choices and chunk.choices[0].delta.content:
-                text.append(chunk.choices[0].delta.content)
-                print(text[-1], end="", flush=True)
-    except KeyboardInterrupt:
-        stream.close()
-        print(" [stopped]", end="")
+    with openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0, timeout=600) as client:
+        try:
+            stream = client.chat.completions.create(model=model, messages=messages, max_tokens=args.max_tokens,
+                                                    temperature=args.temperature, top_p=args.top_p, stream=True)
+            for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    text.append(chunk.choices[0].delta.content)
+                    print(text[-1], end="", flush=True)
+        except KeyboardInterrupt:
+            print(" [stopped]", end="")
     print(flush=True)
     return "".join(text)
 
@@ -100,7 +103,10 @@ def main(args: argparse.Namespace) -> int:
                 continue
             history.append({"role": "user", "content": line})
             try:
-                answer = _reply(client, model, history, args)
+                answer = _reply(url, model, history, args)
+            except KeyboardInterrupt:  # Ctrl-C while the request was being made or closed
+                print(" [stopped]", flush=True)
+                answer = ""
             except openai.APIError as e:
                 history.pop()
                 print(f"error: {e}", flush=True)

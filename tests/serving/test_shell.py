@@ -72,10 +72,15 @@ def test_the_shell_replies_stops_on_ctrl_c_resets_and_exits():
         reply = term.read_until(b">>> ", 120).decode()
         assert "Paris" in reply, reply
         term.send(b"Write a very long story about a dragon and a knight.\n")
-        time.sleep(1.0)  # some of the reply is out
+        term.read_until(b"knight.", 10)  # the terminal's echo of the line
+        term.read_until(b" ", 120)  # some of the reply is out
         term.send(b"\x03")  # Ctrl-C, as the terminal sends it
         stopped = term.read_until(b">>> ", 30).decode()
         assert "[stopped]" in stopped, stopped
+        term.send(b"Tell me about the sea.\n")  # Ctrl-C before the first word of the reply: the shell stays too
+        term.read_until(b"sea.", 10)
+        term.send(b"\x03")
+        assert b"[stopped]" in term.read_until(b">>> ", 30)
         term.send(b"/reset\n")
         assert b"forgotten" in term.read_until(b">>> ", 10)
         term.send(b"/nope\n")
