@@ -68,7 +68,7 @@ test-setup:
 	$(MAKE) -j3 --output-sync=target models browser site lint browser-venv job-image
 
 test: test-setup
-	$(PYTHON) -m pytest -q -ra -n 2 --dist loadfile --no-loadscope-reorder
+	$(PYTHON) -m pytest -q -ra -n 2 --dist loadfile --no-loadscope-reorder --durations=40
 
 # the whole bank as maintainers check it before a release: every mutant under 10 seeds, same verdicts trusted (about
 # 15 minutes on 2 cores); then every file of every browser exercise in Pyodide (Node), with the per-test statuses of
