@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -28,7 +28,6 @@ class ServerArgs:
     cuda_graph_max_bs: int | None = None
     linear_backend: str = "auto"
     ipc_dir: str = ""  # set by the launcher: where the processes' sockets live
-    worker_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.served_model_name:

@@ -3,6 +3,7 @@ ZMQ in a private folder), then the API; stop them all on SIGINT or SIGTERM, or w
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import multiprocessing as mp
 import os
@@ -164,13 +165,9 @@ def serve(args: ServerArgs) -> int:
         watcher = threading.Thread(target=watch, name="minisgl-watch", daemon=True)
 
         async def run() -> None:
-            import asyncio
-
             loop_holder.append(asyncio.get_running_loop())
             watcher.start()
             await server.serve(sockets=[sock])
-
-        import asyncio
 
         asyncio.run(run())
     except ServerError as e:
