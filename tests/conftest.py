@@ -69,3 +69,14 @@ LONGEST_FIRST = (
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the others keep their order
+
+
+def pytest_collection_finish(session):
+    # A thread of ours that parses Python (the site's similarity worker) must not run while pytest rewrites
+    # test modules at import: CPython 3.11.7's AST builder is not thread-safe (python/cpython#106905).
+    import threading
+
+    parsing = [t.name for t in threading.enumerate() if t.name == "similarity"]
+    if parsing:
+        raise pytest.UsageError(f"a {parsing[0]} thread ran during collection: create that app in a fixture, "
+                                "or with SIMILARITY_SECONDS 0")
