@@ -41,11 +41,14 @@ class ServerArgs:
 
         from minisgl.engine import EngineConfig
 
+        on_cpu = (self.device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cpu")
+        # a server decodes batches: on a CPU the batched static decode, not the per-request reference
+        backend = self.attention_backend or ("torch_static" if on_cpu else None)
         return EngineConfig(
             model_path=self.model, dtype=getattr(torch, self.dtype), device=self.device,
             max_running_req=self.max_running_req, num_page_override=self.num_pages,
             max_seq_len_override=self.max_seq_len, page_size=self.page_size, cache_type=self.cache_type,
-            attention_backend=self.attention_backend, cuda_graph_max_bs=self.cuda_graph_max_bs,
+            attention_backend=backend, cuda_graph_max_bs=self.cuda_graph_max_bs,
             chunked_prefill_size=self.chunked_prefill_size, linear_backend=self.linear_backend,
         )
 
@@ -65,7 +68,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--page-size", type=int, default=1)
     p.add_argument("--cache-type", default="radix")
     p.add_argument("--chunked-prefill-size", type=int, default=4096)
-    p.add_argument("--attention-backend", default=None)
+    p.add_argument("--attention-backend", default=None,
+                   help="torch, torch_static or fi (default: torch_static on a CPU, the engine's choice on CUDA)")
     p.add_argument("--cuda-graph-max-bs", type=int, default=None)
     p.add_argument("--linear-backend", default="auto", help="the CPU's linear kernels (see `generate --help`)")
 

@@ -23,6 +23,19 @@ class Served:
     proc: subprocess.Popen
     url: str
     log: list[str] = field(default_factory=list)  # the server's stderr lines, as they come
+    ready: threading.Event = field(default_factory=threading.Event)  # set at the ready line, or when stderr ends
+
+    def wait_ready(self, timeout: float = 180) -> Served:
+        deadline = time.monotonic() + timeout
+        while not self.ready.wait(0.5):
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                raise RuntimeError("the server did not get ready in time:\n" + "\n".join(self.log))
+        if not self.url:
+            self.proc.wait(10)
+            raise RuntimeError(f"the server exited ({self.proc.returncode}) before it was ready:\n"
+                               + "\n".join(self.log))
+        return self
 
     def workers(self) -> dict[str, int]:
         """The worker processes' names (as `ps` shows them, e.g. msgl-scheduler) and pids."""
@@ -50,30 +63,27 @@ class Served:
             raise
 
 
-def start_server(model: Path | str, *extra: str, env: dict[str, str] | None = None, timeout: float = 180) -> Served:
+def launch_server(model: Path | str, *extra: str, env: dict[str, str] | None = None) -> Served:
+    """Start the server and return at once; ``wait_ready`` waits for its ready line."""
     cmd = [sys.executable, "-m", "minisgl", "serve", "--model", str(model), "--port", "0", *extra]
     proc = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                             env={**os.environ, **(env or {})})
     served = Served(proc, "")
-    found = threading.Event()
 
     def read() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
             served.log.append(line.rstrip("\n"))
             m = _READY.search(line)
-            if m and not found.is_set():
+            if m and not served.ready.is_set():
                 served.url = m.group(1)
-                found.set()
-        found.set()
+                served.ready.set()
+        served.ready.set()
 
     threading.Thread(target=read, daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while not found.wait(0.5):
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("the server did not get ready in time:\n" + "\n".join(served.log))
-    if not served.url:
-        proc.wait(10)
-        raise RuntimeError(f"the server exited ({proc.returncode}) before it was ready:\n" + "\n".join(served.log))
     return served
+
+
+def start_server(model: Path | str, *extra: str, env: dict[str, str] | None = None, timeout: float = 180) -> Served:
+    """Start the server and wait until it serves."""
+    return launch_server(model, *extra, env=env).wait_ready(timeout)
