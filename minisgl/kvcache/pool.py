@@ -33,3 +33,15 @@ class KVCachePool:
     @staticmethod
     def bytes_per_page(num_layers: int, page_size: int, num_kv_heads: int, head_dim: int, dtype: torch.dtype) -> int:
         return 2 * num_layers * page_size * num_kv_heads * head_dim * torch.empty((), dtype=dtype).element_size()
+
+
+class TritonKVCachePool(KVCachePool):
+    """The pool on CUDA where Triton is installed: a batch's K and V stored by one kernel (minisgl/kernel)."""
+
+    def store_kv(self, k: torch.Tensor, v: torch.Tensor, out_loc: torch.Tensor, layer_id: int) -> None:
+        from minisgl.kernel import store_kv
+
+        store_kv(self._k[layer_id], self._v[layer_id], k, v, out_loc)
+
+
+OWN_STORE_KV = KVCachePool.store_kv  # the engine's; the judge splices a learner's over it, then the kernel stays out

@@ -53,3 +53,12 @@ class OPList(BaseOP):
     def _children(self) -> Iterator[tuple[str, object]]:
         for i, op in enumerate(self._ops):
             yield str(i), op
+
+
+def model_ops(op: BaseOP, kind: type) -> Iterator:
+    """Every op of ``kind`` under ``op`` (public attributes, depth first)."""
+    for _, child in op._children():
+        if isinstance(child, kind):
+            yield child
+        if isinstance(child, BaseOP):
+            yield from model_ops(child, kind)

@@ -11,8 +11,13 @@ from minisgl.layers.linear import PreparedLinear
 class VocabEmbedding(BaseOP):
     def __init__(self, num_embeddings: int, dim: int, dtype: torch.dtype, device: torch.device):
         self.weight = torch.empty(num_embeddings, dim, dtype=dtype, device=device)
+        self.kernel = False  # the engine sets it on CUDA where Triton is installed: gather with minisgl/kernel
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        if self.kernel:
+            from minisgl.kernel import gather_rows
+
+            return gather_rows(self.weight, input_ids)
         return F.embedding(input_ids.long(), self.weight)
 
 
