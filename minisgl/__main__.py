@@ -31,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--linear-backend", default="auto",
                    choices=["auto", "default", "transposed", "onednn", "onednn16", "mkl1"],
                    help="the CPU's linear kernels (default auto: measured at start-up against F.linear)")
+    g.add_argument("--tp", type=int, default=1, help="tensor-parallel ranks, one process each (default 1)")
     g.add_argument("--ids", action="store_true", help="also print the token ids")
     from minisgl.server.args import add_arguments as serve_arguments
 
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from minisgl.core import SamplingParams
+    from minisgl.distributed.ranks import RankDiedError
     from minisgl.llm import LLM
     from minisgl.models import ModelLoadError
 
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         llm = LLM(model, dtype=getattr(torch, _DTYPES[args.dtype]), device=args.device,
                   attention_backend=args.attention_backend, cuda_graph_max_bs=args.cuda_graph_max_bs,
-                  linear_backend=args.linear_backend,
+                  linear_backend=args.linear_backend, tp_size=args.tp,
                   max_seq_len_override=2048, max_running_req=max(8, len(args.prompts)))
         params = SamplingParams(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                                 max_tokens=args.max_tokens, seed=args.seed)
@@ -100,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ModelLoadError, ValueError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except RankDiedError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     t2 = time.perf_counter()
     for prompt, out in zip(args.prompts, outs):
         print(f"{prompt}\033[1m{out['text']}\033[0m" if sys.stdout.isatty() else f"{prompt}{out['text']}")

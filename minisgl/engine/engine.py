@@ -9,6 +9,7 @@ import torch
 
 from minisgl.attention import ATTENTION_BACKENDS, default_backend
 from minisgl.core import Batch, Context, Req, SamplingParams, set_global_ctx
+from minisgl.distributed import check_tp_size, get_comm, get_tp, kv_head_range, shard_model
 from minisgl.engine.config import EngineConfig
 from minisgl.engine.graph import GraphRunner
 from minisgl.engine.linear_path import install_linear_path
@@ -61,21 +62,26 @@ class Engine:
         self.max_seq_len = (max_seq_len + p - 1) // p * p  # page-aligned: the page table's width
         self.max_running_req = config.max_running_req
 
+        self.tp = tp = get_tp()
+        check_tp_size(mc, tp.size)  # before the weights are read
         self.model = create_model(config.model_path, mc, self.dtype, self.device)
+        shard_model(self.model, tp)  # this rank's slices (nothing with one rank)
+        self.num_heads, self.num_kv_heads = mc.num_heads // tp.size, kv_head_range(mc.num_kv_heads, tp)[1]
         # after the weights are loaded (the fast copies are made from them), before anything runs the model
         self.linear_path = install_linear_path(self.model, config.linear_backend, self.device, self.dtype)
-        self.num_pages = config.num_page_override or self._auto_num_pages()
+        self.num_pages = config.num_page_override or get_comm().min(self._auto_num_pages())  # ranks agree
         # the engine's own Triton kernels on CUDA (minisgl/kernel); a learner's store_kv spliced in runs as written
         self.kernels = self.device.type == "cuda" and triton_available()
         pool = TritonKVCachePool if self.kernels and KVCachePool.store_kv is OWN_STORE_KV else KVCachePool
-        self.kv_cache = pool(mc.num_layers, self.num_pages, p, mc.num_kv_heads, mc.head_dim, self.dtype, self.device)
+        self.kv_cache = pool(mc.num_layers, self.num_pages, p, self.num_kv_heads, mc.head_dim, self.dtype,
+                             self.device)
         for op in model_ops(self.model, VocabEmbedding):
             op.kernel = self.kernels
         # one row per running request, plus the last row for the dummy request; entries are KV slots
         self.page_table = torch.zeros(self.max_running_req + 1, self.max_seq_len, dtype=torch.int32,
                                       device=self.device)
-        self.attn_backend = make_backend(mc.num_heads, mc.num_kv_heads, mc.head_dim, self.page_table, self.device,
-                                         p, self.dtype)
+        self.attn_backend = make_backend(self.num_heads, self.num_kv_heads, mc.head_dim, self.page_table,
+                                         self.device, p, self.dtype)
         self.ctx = Context(p, self.kv_cache, self.attn_backend)
         set_global_ctx(self.ctx)
         self.dummy_req = Req(input_ids=[0], table_idx=self.max_running_req, cached_len=0, output_len=1, uid=-1)
@@ -89,7 +95,8 @@ class Engine:
 
     def _auto_num_pages(self) -> int:
         mc, c = self.model_config, self.config
-        per_page = KVCachePool.bytes_per_page(mc.num_layers, self.page_size, mc.num_kv_heads, mc.head_dim, self.dtype)
+        per_page = KVCachePool.bytes_per_page(mc.num_layers, self.page_size, self.num_kv_heads, mc.head_dim,
+                                              self.dtype)
         if is_cuda(self.device):
             budget = int(get_free_memory(self.device) * c.memory_ratio)
         else:
@@ -112,6 +119,8 @@ class Engine:
             req.complete_one()
         params: list[SamplingParams] = [r.sampling_params for r in batch.reqs]
         next_tokens = self.sampler.sample(logits, params, [r.generator for r in batch.reqs])
+        if self.tp.size > 1:
+            get_comm().broadcast(next_tokens)  # every rank takes rank 0's tokens (sampling draws may differ)
         next_tokens_cpu = next_tokens.to("cpu", non_blocking=is_cuda(self.device))
         copy_done = make_event(self.device)
         copy_done.record()

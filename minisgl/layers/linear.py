@@ -5,6 +5,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
+from minisgl.distributed.comm import get_comm
 from minisgl.layers.base import BaseOP
 
 # A kernel the engine chose at start-up (minisgl.engine.linear_path): x -> x W^T (+ b) from a re-laid-out copy of W.
@@ -35,9 +36,14 @@ class Linear(BaseOP):
         self.weight = torch.empty(out_features, in_features, dtype=dtype, device=device)
         self.bias = torch.empty(out_features, dtype=dtype, device=device) if bias else None
         self._fast: PreparedLinear | None = None  # set by the engine's linear path; never state (a '_' name)
+        self._all_reduce = False  # row-parallel (minisgl/distributed): the ranks' outputs are summed
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         fast = self._fast
         if fast is not None and fast.fresh(self.weight, self.bias):
-            return fast.kernel(x)
-        return F.linear(x, self.weight, self.bias)
+            y = fast.kernel(x)
+        else:
+            y = F.linear(x, self.weight, self.bias)
+        if self._all_reduce:
+            get_comm().all_reduce(y)
+        return y

@@ -10,7 +10,10 @@ from typing import Any
 import torch
 
 from minisgl.core import Req, SamplingParams
+from minisgl.distributed import check_tp_size
+from minisgl.distributed.ranks import RankGroup
 from minisgl.engine import Engine, EngineConfig
+from minisgl.models import ModelConfig
 from minisgl.scheduler import Scheduler
 from minisgl.scheduler.cache import pages_for
 
@@ -21,7 +24,9 @@ class LLM:
                  cache_type: str = "radix", attention_backend: str | None = None,
                  cuda_graph_max_bs: int | None = None, cuda_graph_bs: list[int] | None = None,
                  chunked_prefill_size: int = 4096, device: str | torch.device | None = None,
-                 linear_backend: str = "auto") -> None:
+                 linear_backend: str = "auto", tp_size: int = 1) -> None:
+        """``tp_size`` > 1: tensor parallelism, this process being rank 0 and the other ranks spawned processes
+        (gloo on a CPU, NCCL on CUDA: one GPU per rank); ``shutdown()`` stops them."""
         config = EngineConfig(
             model_path=model_path, dtype=dtype, device=device, max_running_req=max_running_req,
             num_page_override=num_page_override, max_seq_len_override=max_seq_len_override, page_size=page_size,
@@ -29,7 +34,17 @@ class LLM:
             cuda_graph_bs=cuda_graph_bs, chunked_prefill_size=chunked_prefill_size, linear_backend=linear_backend,
         )
         self.model_path = Path(model_path)
-        self.engine = Engine(config)
+        self._ranks: RankGroup | None = None
+        if tp_size != 1:
+            config.validate()
+            check_tp_size(ModelConfig.from_path(model_path), tp_size)  # refused before any process starts
+            self._ranks = RankGroup(config, tp_size)
+        try:
+            self.engine = Engine(config)
+        except Exception as e:
+            if self._ranks is not None:
+                raise self._ranks.failed(e) from e
+            raise
         self.scheduler = Scheduler(self.engine)
         self._tokenizer: Any = None
         self._uids = itertools.count()
@@ -102,15 +117,20 @@ class LLM:
                 raise TypeError(f"sampling_params[{i}] is a {type(p).__name__}, not SamplingParams")
             p.validate()
             self._check_fits(i, ids, p)
-        reqs = []
-        for ids, p in zip(encoded, params):
-            req = Req(input_ids=list(ids), table_idx=-1, cached_len=0, output_len=p.max_tokens,
-                      uid=next(self._uids), sampling_params=p)
-            if p.seed is not None and not p.is_greedy:
-                req.generator = torch.Generator(device=self.engine.device).manual_seed(p.seed)
-            reqs.append(req)
+        work = [(list(ids), p, next(self._uids)) for ids, p in zip(encoded, params)]
+        reqs = [new_req(ids, p, uid, self.engine.device) for ids, p, uid in work]
+        for req in reqs:
             self.scheduler.add_request(req)
-        self.scheduler.run_until_idle()
+        if self._ranks is None:
+            self.scheduler.run_until_idle()
+        else:
+            self._ranks.submit(work)  # every rank runs the same steps on the same requests
+            try:
+                self.scheduler.run_until_idle()
+            except Exception as e:
+                ranks, self._ranks = self._ranks, None
+                self.engine.shutdown()
+                raise ranks.failed(e) from e
         results = []
         for req in reqs:
             out = req.output_ids
@@ -121,3 +141,15 @@ class LLM:
     def shutdown(self) -> None:
         if self.engine.model is not None:
             self.engine.shutdown()
+        if self._ranks is not None:
+            self._ranks.close()
+            self._ranks = None
+
+
+def new_req(ids: list[int], params: SamplingParams, uid: int, device: torch.device) -> Req:
+    """A request as generate() queues it (every tensor-parallel rank makes the same one)."""
+    req = Req(input_ids=list(ids), table_idx=-1, cached_len=0, output_len=params.max_tokens, uid=uid,
+              sampling_params=params)
+    if params.seed is not None and not params.is_greedy:
+        req.generator = torch.Generator(device=device).manual_seed(params.seed)
+    return req

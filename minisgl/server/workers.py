@@ -3,27 +3,14 @@ Each tells the launcher it is ready (or why it failed) on the `ready` queue, and
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 import sys
 import time
 import traceback
 from typing import Any
 
 from minisgl.server.args import ServerArgs
-
-_PR_SET_PDEATHSIG, _PR_SET_NAME = 1, 15
-
-
-def _become_worker(name: str, parent: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole terminal group: the launcher stops us
-    if sys.platform == "linux":
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # die with the launcher, even if it is killed
-        libc.prctl(_PR_SET_NAME, ctypes.c_char_p(f"msgl-{name}"[:15].encode()))  # what ps and top show
-    if os.getppid() != parent:  # it died before prctl took effect
-        os._exit(1)
+from minisgl.utils.process import become_worker
 
 
 def _fail(ready: Any, name: str, e: BaseException) -> None:
@@ -33,7 +20,7 @@ def _fail(ready: Any, name: str, e: BaseException) -> None:
 
 
 def scheduler_main(args: ServerArgs, ready: Any, parent: int) -> None:
-    _become_worker("scheduler", parent)
+    become_worker("scheduler", parent)
     try:
         from minisgl.engine import Engine
         from minisgl.message.channel import Receiver, Sender
@@ -67,7 +54,7 @@ def load_tokenizer(path: str) -> Any:
 def tokenizer_main(name: str, args: ServerArgs, context: Any, ready: Any, parent: int) -> None:
     """name: 'tokenizer-<i>' (one of --num-tokenizer) or 'detokenizer' (which tokenizes too without tokenizers).
     Started beside the scheduler: `context` (a shared int) holds the engine's context length once it is known."""
-    _become_worker(name.replace("-", ""), parent)
+    become_worker(name.replace("-", ""), parent)
     role = name.split("-")[0]
     try:
         from minisgl.message.channel import Receiver, Sender
