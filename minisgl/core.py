@@ -155,3 +155,14 @@ def set_global_ctx(ctx: Context | None) -> None:
 def get_global_ctx() -> Context:
     assert _GLOBAL_CTX is not None, "no engine is running in this process"
     return _GLOBAL_CTX
+
+
+def new_req(ids: list[int], params: SamplingParams, uid: int, device: torch.device) -> Req:
+    """A request as generate() queues it (every tensor-parallel rank makes the same one)."""
+    req = Req(input_ids=list(ids), table_idx=-1, cached_len=0, output_len=params.max_tokens, uid=uid,
+              sampling_params=params)
+    if params.seed is not None and not params.is_greedy:
+        import torch  # here: this module imports torch for type checkers only
+
+        req.generator = torch.Generator(device=device).manual_seed(params.seed)
+    return req

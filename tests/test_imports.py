@@ -37,6 +37,8 @@ TYPE_ONLY = {
     ("minisgl.attention.torch_backend", "minisgl.core"),
     ("minisgl.core", "minisgl.attention.base"),
     ("minisgl.core", "minisgl.kvcache.pool"),
+    ("minisgl.distributed.shard", "minisgl.models.base"),  # the models' layers import minisgl.distributed
+    ("minisgl.distributed.shard", "minisgl.models.config"),
     ("minisgl.engine.graph", "minisgl.attention.base"),
     ("minisgl.engine.graph", "minisgl.models.base"),
 }

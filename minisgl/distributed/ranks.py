@@ -10,13 +10,11 @@ import socket
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from minisgl.distributed.comm import LocalComm, TorchComm, set_comm
 from minisgl.distributed.info import TPInfo, set_tp
-
-if TYPE_CHECKING:
-    from minisgl.engine.config import EngineConfig
+from minisgl.engine.config import EngineConfig
 
 
 class RankDiedError(RuntimeError):
@@ -36,8 +34,8 @@ def _rank_main(config: EngineConfig, rank: int, size: int, address: str, parent:
     try:
         import torch
 
+        from minisgl.core import new_req
         from minisgl.engine import Engine
-        from minisgl.llm.llm import new_req
         from minisgl.scheduler import Scheduler
         from minisgl.utils import default_device
 

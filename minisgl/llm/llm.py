@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from minisgl.core import Req, SamplingParams
+from minisgl.core import SamplingParams, new_req
 from minisgl.distributed import check_tp_size
 from minisgl.distributed.ranks import RankGroup
 from minisgl.engine import Engine, EngineConfig
@@ -145,11 +145,3 @@ class LLM:
             self._ranks.close()
             self._ranks = None
 
-
-def new_req(ids: list[int], params: SamplingParams, uid: int, device: torch.device) -> Req:
-    """A request as generate() queues it (every tensor-parallel rank makes the same one)."""
-    req = Req(input_ids=list(ids), table_idx=-1, cached_len=0, output_len=params.max_tokens, uid=uid,
-              sampling_params=params)
-    if params.seed is not None and not params.is_greedy:
-        req.generator = torch.Generator(device=device).manual_seed(params.seed)
-    return req
