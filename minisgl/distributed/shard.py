@@ -24,6 +24,9 @@ def check_tp_size(c: ModelConfig, size: int) -> None:
     """Refuse a tensor-parallel size the model cannot be split by, naming both numbers."""
     if not isinstance(size, int) or size < 1:
         raise ValueError(f"tp_size must be a positive integer, got {size!r}")
+    if size > 1 and c.num_experts:
+        raise ValueError(f"tensor parallelism of a Mixture-of-Experts model ({c.num_experts} experts) is not "
+                         "supported yet: run it with tp_size 1")
     what = [("attention heads", c.num_heads), ("MLP intermediate size", c.intermediate_size),
             ("vocabulary size", c.vocab_size)]
     for name, n in what:

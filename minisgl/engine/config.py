@@ -25,6 +25,7 @@ class EngineConfig:
     memory_ratio: float = 0.8  # share of free device memory for the KV pool (CUDA)
     cpu_kv_bytes: int = 2 << 30  # KV pool budget on a CPU
     linear_backend: str = "auto"  # auto: measured at start-up; or one of LINEAR_BACKENDS for all (CPU, float32)
+    moe_backend: str | None = None  # Mixture-of-Experts models: None: 'triton' on CUDA with Triton, else 'torch'
 
     def validate(self) -> None:
         if self.page_size < 1:

@@ -19,6 +19,8 @@ from minisgl.kvcache import PREFIX_CACHES, KVCachePool
 from minisgl.kvcache.pool import OWN_STORE_KV, TritonKVCachePool
 from minisgl.layers import VocabEmbedding, model_ops
 from minisgl.models import ModelConfig, create_model
+from minisgl.models.qwen3_moe import SparseMoE
+from minisgl.moe import MOE_BACKENDS, default_moe_backend
 from minisgl.utils import (
     default_device,
     get_free_memory,
@@ -53,6 +55,7 @@ class Engine:
         backend_name = config.attention_backend or default_backend(self.device)
         make_backend = ATTENTION_BACKENDS.get(backend_name)
         PREFIX_CACHES.get(config.cache_type)
+        run_experts = MOE_BACKENDS.get(config.moe_backend or default_moe_backend(self.device))
         self.model_config = mc = ModelConfig.from_path(config.model_path)
         self.dtype = config.dtype
         if self.device.type == "cpu":
@@ -77,6 +80,8 @@ class Engine:
                              self.device)
         for op in model_ops(self.model, VocabEmbedding):
             op.kernel = self.kernels
+        for moe in model_ops(self.model, SparseMoE):
+            moe._backend = run_experts
         # one row per running request, plus the last row for the dummy request; entries are KV slots
         self.page_table = torch.zeros(self.max_running_req + 1, self.max_seq_len, dtype=torch.int32,
                                       device=self.device)

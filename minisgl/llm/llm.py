@@ -24,7 +24,7 @@ class LLM:
                  cache_type: str = "radix", attention_backend: str | None = None,
                  cuda_graph_max_bs: int | None = None, cuda_graph_bs: list[int] | None = None,
                  chunked_prefill_size: int = 4096, device: str | torch.device | None = None,
-                 linear_backend: str = "auto", tp_size: int = 1) -> None:
+                 linear_backend: str = "auto", tp_size: int = 1, moe_backend: str | None = None) -> None:
         """``tp_size`` > 1: tensor parallelism, this process being rank 0 and the other ranks spawned processes
         (gloo on a CPU, NCCL on CUDA: one GPU per rank); ``shutdown()`` stops them."""
         config = EngineConfig(
@@ -32,6 +32,7 @@ class LLM:
             num_page_override=num_page_override, max_seq_len_override=max_seq_len_override, page_size=page_size,
             cache_type=cache_type, attention_backend=attention_backend, cuda_graph_max_bs=cuda_graph_max_bs,
             cuda_graph_bs=cuda_graph_bs, chunked_prefill_size=chunked_prefill_size, linear_backend=linear_backend,
+            moe_backend=moe_backend,
         )
         self.model_path = Path(model_path)
         self._ranks: RankGroup | None = None

@@ -30,6 +30,18 @@ class ModelConfig:
     attention_bias: bool
     mlp_bias: bool
     eos_token_ids: tuple[int, ...]
+    # Mixture of Experts (Qwen3-MoE); num_experts 0: a dense model
+    num_experts: int = 0
+    num_experts_per_tok: int = 0
+    moe_intermediate_size: int = 0
+    norm_topk_prob: bool = False  # renormalise the top-k routing weights to sum to 1
+    decoder_sparse_step: int = 1  # every step-th layer is sparse (layer_id + 1 divisible by it) ...
+    mlp_only_layers: tuple[int, ...] = ()  # ... except these, dense whatever the step
+
+    def is_sparse(self, layer_id: int) -> bool:
+        """Whether layer ``layer_id``'s MLP is a Mixture of Experts (Hugging Face's rule)."""
+        return (self.num_experts > 0 and layer_id not in self.mlp_only_layers
+                and (layer_id + 1) % self.decoder_sparse_step == 0)
 
     @classmethod
     def from_path(cls, path: str | Path) -> ModelConfig:
@@ -80,4 +92,10 @@ class ModelConfig:
             attention_bias=bool(raw.get("attention_bias", False)),
             mlp_bias=bool(raw.get("mlp_bias", False)),
             eos_token_ids=eos_ids,
+            num_experts=int(raw.get("num_experts") or raw.get("num_local_experts") or 0),
+            num_experts_per_tok=int(raw.get("num_experts_per_tok") or 0),
+            moe_intermediate_size=int(raw.get("moe_intermediate_size") or 0),
+            norm_topk_prob=bool(raw.get("norm_topk_prob", False)),
+            decoder_sparse_step=int(raw.get("decoder_sparse_step") or 1),
+            mlp_only_layers=tuple(int(i) for i in raw.get("mlp_only_layers") or ()),
         )

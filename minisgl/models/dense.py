@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from minisgl.core import get_global_ctx
@@ -47,11 +49,11 @@ class MLP(BaseOP):
 
 class DecoderLayer(BaseOP):
     def __init__(self, c: ModelConfig, layer_id: int, rotary: RotaryEmbedding, qk_norm: bool,
-                 dtype: torch.dtype, device: torch.device):
+                 dtype: torch.dtype, device: torch.device, mlp: BaseOP):
         self.input_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps, dtype, device)
         self.self_attn = SelfAttention(c, layer_id, rotary, qk_norm, dtype, device)
         self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps, dtype, device)
-        self.mlp = MLP(c, dtype, device)
+        self.mlp = mlp
 
     def forward(self, x: torch.Tensor, cos_sin: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         x = x + self.self_attn.forward(self.input_layernorm.forward(x), cos_sin)
@@ -59,10 +61,12 @@ class DecoderLayer(BaseOP):
 
 
 class DecoderModel(BaseOP):
-    def __init__(self, c: ModelConfig, qk_norm: bool, dtype: torch.dtype, device: torch.device):
+    def __init__(self, c: ModelConfig, qk_norm: bool, dtype: torch.dtype, device: torch.device,
+                 make_mlp: Callable[[int], BaseOP]):
         self.embed_tokens = VocabEmbedding(c.vocab_size, c.hidden_size, dtype, device)
         self._rotary = rotary = RotaryEmbedding(c.head_dim, c.max_position, c.rope_theta, c.rope_scaling, dtype, device)
-        self.layers = OPList([DecoderLayer(c, i, rotary, qk_norm, dtype, device) for i in range(c.num_layers)])
+        self.layers = OPList([DecoderLayer(c, i, rotary, qk_norm, dtype, device, make_mlp(i))
+                              for i in range(c.num_layers)])
         self.norm = RMSNorm(c.hidden_size, c.rms_norm_eps, dtype, device)
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
@@ -78,9 +82,12 @@ class DenseCausalLM(BaseLLMModel):
 
     def __init__(self, config: ModelConfig, dtype: torch.dtype, device: torch.device):
         super().__init__(config)
-        self.model = DecoderModel(config, self.QK_NORM, dtype, device)
+        self.model = DecoderModel(config, self.QK_NORM, dtype, device, lambda i: self.make_mlp(i, dtype, device))
         tied = self.model.embed_tokens if config.tie_word_embeddings else None
         self.lm_head = LMHead(config.vocab_size, config.hidden_size, dtype, device, tied=tied)
+
+    def make_mlp(self, layer_id: int, dtype: torch.dtype, device: torch.device) -> BaseOP:
+        return MLP(self.config, dtype, device)
 
     def forward(self) -> torch.Tensor:
         batch = get_global_ctx().batch
