@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -145,16 +146,26 @@ class Context:
 
 
 _GLOBAL_CTX: Context | None = None
+_THREAD = threading.local()  # .ctx: the engine of a tensor-parallel rank thread (minisgl/distributed/threads.py)
+
+
+def own_thread_ctx() -> None:
+    """From now on this thread has an engine context of its own (a rank thread), not the process's."""
+    _THREAD.ctx = None
 
 
 def set_global_ctx(ctx: Context | None) -> None:
     global _GLOBAL_CTX
-    _GLOBAL_CTX = ctx
+    if hasattr(_THREAD, "ctx"):
+        _THREAD.ctx = ctx
+    else:
+        _GLOBAL_CTX = ctx
 
 
 def get_global_ctx() -> Context:
-    assert _GLOBAL_CTX is not None, "no engine is running in this process"
-    return _GLOBAL_CTX
+    ctx = _THREAD.ctx if hasattr(_THREAD, "ctx") else _GLOBAL_CTX
+    assert ctx is not None, "no engine is running in this process"
+    return ctx
 
 
 def new_req(ids: list[int], params: SamplingParams, uid: int, device: torch.device) -> Req:

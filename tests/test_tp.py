@@ -166,3 +166,35 @@ def test_a_rank_that_dies_ends_the_others_and_is_named():
             f"rank process {pid} is still running"
     with pytest.raises(RuntimeError, match="shut down"):
         llm.generate([[1, 2]])
+
+
+def test_rank_threads_run_real_gloo_and_this_process_code(models, monkeypatch):
+    """Ranks as threads (minisgl/distributed/threads.py, how the judge runs a learner's TP code on every rank): the
+    same tokens as rank processes; and a change to the engine made in this process reaches every rank."""
+    from minisgl.distributed.threads import generate_in_rank_threads
+    from minisgl.layers import VocabEmbedding
+
+    path = models["llama, 1 K/V head"]
+    prompts = _prompts(path)
+    params = [SamplingParams(max_tokens=N, ignore_eos=True)] * len(prompts)
+    engine = dict(page_size=4, chunked_prefill_size=8, linear_backend="default", max_seq_len_override=128)
+    hf, margins = hf_greedy_with_margins(path, prompts, N)
+    for tp in (2, 4):
+        got = generate_in_rank_threads(tp, path, prompts, params, **engine)
+        assert _compare(got, hf, margins, f"rank threads, tp {tp}") == 0
+    shard = VocabEmbedding._forward_shard
+    monkeypatch.setattr(VocabEmbedding, "_forward_shard", lambda self, ids: shard(self, ids) * 0.5)
+    assert generate_in_rank_threads(2, path, prompts, params, **engine) != hf
+
+
+def test_a_rank_thread_that_fails_fails_the_call():
+    from minisgl.distributed.threads import run_rank_threads
+
+    def fn(rank):
+        if rank == 1:
+            raise ValueError("rank 1 gave up")
+        return rank
+
+    with pytest.raises(ValueError, match="rank 1 gave up"):
+        run_rank_threads(3, fn, timeout_s=30)
+    assert run_rank_threads(3, lambda r: r * 10) == [0, 10, 20]

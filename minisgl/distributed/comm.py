@@ -1,8 +1,10 @@
 """What a rank needs from the others: sums (row-parallel linears, the embedding), the LM head's logits side by side,
-and rank 0's tokens and requests. LocalComm is the one rank of a group of one; TorchComm is torch.distributed."""
+and rank 0's tokens and requests. LocalComm is the one rank of a group of one; TorchComm is torch.distributed's
+default group (a rank per process); GlooThreadComm a gloo group of rank threads in one process."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -76,13 +78,51 @@ class TorchComm(Communicator):
             self._dist.destroy_process_group()
 
 
+class GlooThreadComm(Communicator):
+    """A rank that is a thread of this process (minisgl/distributed/threads.py): its own gloo process group over a
+    store the threads share, so the collectives are gloo's, as between processes."""
+
+    def __init__(self, store: Any, rank: int, size: int, timeout_s: float = 300) -> None:
+        import torch.distributed as dist
+
+        self._dist, self.size = dist, size
+        self._pg = dist.ProcessGroupGloo(store, rank, size, timedelta(seconds=timeout_s))
+
+    def all_reduce(self, x: torch.Tensor) -> None:
+        self._pg.allreduce([x]).wait()
+
+    def all_gather(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        parts = [[torch.empty_like(x) for _ in range(self.size)]]
+        self._pg.allgather(parts, [x]).wait()
+        return torch.cat(parts[0], dim=-1)
+
+    def broadcast(self, x: torch.Tensor) -> None:
+        opts = self._dist.BroadcastOptions()
+        opts.rootRank, opts.rootTensor = 0, 0
+        self._pg.broadcast([x], opts).wait()
+
+    def min(self, n: int) -> int:
+        t = torch.tensor([n], dtype=torch.int64)
+        opts = self._dist.AllreduceOptions()
+        opts.reduceOp = self._dist.ReduceOp.MIN
+        self._pg.allreduce([t], opts).wait()
+        return int(t.item())
+
+
 _COMM: Communicator = LocalComm()
+_THREAD = threading.local()  # .comm: a rank thread's own communicator
 
 
 def get_comm() -> Communicator:
-    return _COMM
+    return getattr(_THREAD, "comm", _COMM)
 
 
 def set_comm(comm: Communicator) -> None:
+    """The process's communicator (a rank process); ``set_thread_comm`` for a rank thread."""
     global _COMM
     _COMM = comm
+
+
+def set_thread_comm(comm: Communicator) -> None:
+    _THREAD.comm = comm

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 
@@ -16,12 +17,18 @@ class TPInfo:
 
 
 _TP = TPInfo()
+_THREAD = threading.local()  # .tp: a rank thread's own place (minisgl/distributed/threads.py)
 
 
 def get_tp() -> TPInfo:
-    return _TP
+    return getattr(_THREAD, "tp", _TP)
 
 
 def set_tp(info: TPInfo) -> None:
+    """The process's place (a rank process); ``set_thread_tp`` for a rank thread."""
     global _TP
     _TP = info
+
+
+def set_thread_tp(info: TPInfo) -> None:
+    _THREAD.tp = info
