@@ -15,3 +15,5 @@ def test_gpu_check_runs_and_passes_on_this_machine():
     assert r.stdout.count("[ok]") >= 20 and "FAIL" not in r.stdout
     kernels = r.stdout[r.stdout.index("== Triton kernels"):]
     assert kernels.startswith("== Triton kernels (interpreter, cpu)") and kernels.count("[ok]") >= 3, kernels[:400]
+    moe = r.stdout[r.stdout.index("== MoE, Triton grouped GEMM (interpreter)"):]
+    assert moe.count("[ok]") >= 3 and "== TP=2: not run (fewer than two GPUs)" in r.stdout, moe[:600]

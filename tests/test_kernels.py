@@ -9,23 +9,9 @@ import random
 import pytest
 import torch
 
+# Triton's interpreter is chosen when triton is first imported in this process (tests/test_moe.py does the same)
+os.environ.setdefault("TRITON_INTERPRET", "1")
 pytest.importorskip("triton")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def interpreter():
-    """Triton reads TRITON_INTERPRET when a kernel is defined: set it before the first, and restore it after."""
-    from minisgl.kernel import store
-
-    before = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "1"
-    store._kernels.cache_clear()
-    yield
-    store._kernels.cache_clear()
-    if before is None:
-        del os.environ["TRITON_INTERPRET"]
-    else:
-        os.environ["TRITON_INTERPRET"] = before
 
 
 def _slots(rng: random.Random, num_pages: int, page_size: int, n: int) -> torch.Tensor:

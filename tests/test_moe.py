@@ -10,6 +10,9 @@ import os
 import pytest
 import torch
 
+# Triton's interpreter is chosen when triton is first imported in this process (tests/test_kernels.py does the same)
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
 from minisgl.core import SamplingParams
 from minisgl.llm import LLM
 from minisgl.moe import MOE_BACKENDS, moe_align_block_size, route
@@ -17,21 +20,6 @@ from minisgl.testing import hf_greedy_with_margins
 
 PROMPTS = [[1, 2, 3, 4, 5], [7, 8], [9] * 20, [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5], [400, 17]]
 N = 8
-
-
-@pytest.fixture(scope="module", autouse=True)
-def interpreter():
-    from minisgl.moe import backends
-
-    before = os.environ.get("TRITON_INTERPRET")
-    os.environ["TRITON_INTERPRET"] = "1"
-    backends._kernel.cache_clear()
-    yield
-    backends._kernel.cache_clear()
-    if before is None:
-        del os.environ["TRITON_INTERPRET"]
-    else:
-        os.environ["TRITON_INTERPRET"] = before
 
 
 def _tiny_moe(folder, norm_topk_prob: bool):

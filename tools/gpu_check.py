@@ -53,12 +53,21 @@ def write_random_qwen3(folder: Path, shape: dict, dtype: torch.dtype, seed: int 
               p + "self_attn.q_proj.weight": rand(nq * hd, h), p + "self_attn.k_proj.weight": rand(nkv * hd, h),
               p + "self_attn.v_proj.weight": rand(nkv * hd, h), p + "self_attn.o_proj.weight": rand(h, nq * hd),
               p + "self_attn.q_norm.weight": torch.ones(hd, dtype=dtype),
-              p + "self_attn.k_norm.weight": torch.ones(hd, dtype=dtype),
-              p + "mlp.gate_proj.weight": rand(inter, h), p + "mlp.up_proj.weight": rand(inter, h),
-              p + "mlp.down_proj.weight": rand(h, inter)}
+              p + "self_attn.k_norm.weight": torch.ones(hd, dtype=dtype)}
+        if "num_experts" in shape:  # Qwen3-MoE: a router and experts in every layer
+            e_inter = shape["moe_intermediate_size"]
+            w[p + "mlp.gate.weight"] = rand(shape["num_experts"], h, std=4.0)
+            for e in range(shape["num_experts"]):
+                w |= {f"{p}mlp.experts.{e}.gate_proj.weight": rand(e_inter, h),
+                      f"{p}mlp.experts.{e}.up_proj.weight": rand(e_inter, h),
+                      f"{p}mlp.experts.{e}.down_proj.weight": rand(h, e_inter)}
+        else:
+            w |= {p + "mlp.gate_proj.weight": rand(inter, h), p + "mlp.up_proj.weight": rand(inter, h),
+                  p + "mlp.down_proj.weight": rand(h, inter)}
     folder.mkdir(parents=True, exist_ok=True)
     save_file(w, str(folder / "model.safetensors"))
-    config = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "rms_norm_eps": 1e-6,
+    arch = "Qwen3MoeForCausalLM" if "num_experts" in shape else "Qwen3ForCausalLM"
+    config = {"architectures": [arch], "model_type": "qwen3", "rms_norm_eps": 1e-6,
               "rope_theta": 1000000.0, "max_position_embeddings": 4096, "tie_word_embeddings": False,
               "eos_token_id": 0, **shape}
     (folder / "config.json").write_text(json.dumps(config, indent=1))
@@ -166,6 +175,9 @@ def time_decode(path: Path, dtype: torch.dtype, sizes: list[int], iters: int) ->
 def run_kernels(device: str, check: Check) -> None:
     """minisgl/kernel's Triton kernels against their torch versions: compiled on CUDA (and timed), in Triton's
     interpreter on a CPU (small shapes); bit for bit."""
+    cuda = device == "cuda"
+    if not cuda:
+        os.environ["TRITON_INTERPRET"] = "1"  # read when triton is first imported, just below
     try:
         import triton  # noqa: F401
     except ImportError:
@@ -173,9 +185,6 @@ def run_kernels(device: str, check: Check) -> None:
         return
     from minisgl.kernel import gather_rows, gather_rows_torch, store_kv, store_kv_torch
 
-    cuda = device == "cuda"
-    if not cuda:
-        os.environ["TRITON_INTERPRET"] = "1"  # read when the kernels are first defined, just below
     print(f"\n== Triton kernels ({'compiled, ' + device if cuda else 'interpreter, cpu'})", flush=True)
     g = torch.Generator().manual_seed(0)
     for page_size, head_dim, n in ((1, 64, 1), (16, 128, 300 if cuda else 37)):
@@ -202,6 +211,62 @@ def run_kernels(device: str, check: Check) -> None:
         t_torch, t_triton = _cuda_ms(lambda: gather_rows_torch(weight, ids)), _cuda_ms(lambda: gather_rows(weight, ids))
         print(f"  gather_rows {ids.numel()} ids: torch {t_torch * 1000:.1f} us, triton {t_triton * 1000:.1f} us "
               f"({t_torch / t_triton:.2f}x)")
+
+
+def run_moe(folder: Path, device: str, check: Check) -> None:
+    """The Mixture-of-Experts backends on random routings and in the engine: the Triton grouped GEMM (compiled on
+    CUDA, the interpreter on a CPU) against the torch reference."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        print("\n== MoE: the Triton backend not run (triton is not installed)")
+        return
+    from minisgl.moe import MOE_BACKENDS, route
+
+    cuda = device == "cuda"
+    print(f"\n== MoE, Triton grouped GEMM ({'compiled' if cuda else 'interpreter'}) against the torch reference")
+    g = torch.Generator().manual_seed(0)
+    t, h, inter, experts, k = (256, 1024, 512, 64, 8) if cuda else (24, 64, 32, 8, 2)
+    for dtype in (torch.float32, torch.bfloat16):
+        x = torch.randn(t, h, generator=g).to(device, dtype)
+        gate_up = (torch.randn(experts * 2 * inter, h, generator=g) / h**0.5).to(device, dtype)
+        down = (torch.randn(experts * h, inter, generator=g) / inter**0.5).to(device, dtype)
+        weights, ids = route(torch.randn(t, experts, generator=g).to(device, dtype), k, True)
+        want = MOE_BACKENDS.get("torch")(x, weights, ids, gate_up, down).float()
+        got = MOE_BACKENDS.get("triton")(x, weights, ids, gate_up, down).float()
+        err = float((got - want).abs().max() / want.abs().max())
+        check(err < (1e-5 if dtype == torch.float32 else 3e-2),
+              f"{t} tokens, {experts} experts, top-{k}, {str(dtype)[6:]}: max error {err:.1e} of the largest value")
+        if cuda:
+            ref = _cuda_ms(lambda: MOE_BACKENDS.get("torch")(x, weights, ids, gate_up, down), 20)
+            fused = _cuda_ms(lambda: MOE_BACKENDS.get("triton")(x, weights, ids, gate_up, down), 20)
+            print(f"  {str(dtype)[6:]}: torch reference {ref:.3f} ms, triton {fused:.3f} ms ({ref / fused:.2f}x)")
+    kw = dict(device=device, max_running_req=8, num_page_override=1024, max_seq_len_override=128)
+    ps = prompts(4, 512)
+    outs = {}
+    for backend in ("torch", "triton"):
+        llm = LLM(folder, moe_backend=backend, **kw)
+        outs[backend] = [o["token_ids"] for o in llm.generate(ps, SamplingParams(max_tokens=12, ignore_eos=True))]
+        llm.shutdown()
+    same = sum(a == b for a, b in zip(outs["torch"], outs["triton"]))
+    check(same >= len(ps) - 1, f"tiny Qwen3-MoE, greedy: {same} of {len(ps)} prompts give the same 12 tokens with "
+          "both backends (float32; a float near-tie may flip one)")
+
+
+def run_tp(folder: Path, check: Check) -> None:
+    """Tensor parallelism with NCCL, one GPU per rank, where two are present."""
+    if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
+        print("\n== TP=2: not run (fewer than two GPUs); on a CPU tests/test_tp.py runs it with gloo")
+        return
+    print("\n== TP=2, NCCL, cuda:0 and cuda:1")
+    kw = dict(device="cuda", max_running_req=8, num_page_override=1024, max_seq_len_override=128)
+    ps = prompts(4, 512)
+    outs = {}
+    for tp in (1, 2):
+        llm = LLM(folder, tp_size=tp, **kw)
+        outs[tp] = [o["token_ids"] for o in llm.generate(ps, SamplingParams(max_tokens=12, ignore_eos=True))]
+        llm.shutdown()
+    check(outs[1] == outs[2], "tiny Qwen3: greedy tokens with 2 ranks == 1 rank")
 
 
 def _cuda_ms(fn, iters: int = 200) -> float:
@@ -240,6 +305,11 @@ def main() -> int:
         tiny = write_random_qwen3(Path(tmp) / "tiny", TINY, torch.float32)
         run_model("tiny Qwen3", tiny, torch.float32, device, 8, check)
         run_kernels(device, check)
+        moe = write_random_qwen3(Path(tmp) / "tiny-moe", dict(TINY, num_experts=8, num_experts_per_tok=2,
+                                                              moe_intermediate_size=32, norm_topk_prob=True),
+                                 torch.float32)
+        run_moe(moe, device, check)
+        run_tp(tiny, check)
         big_shape = dict(QWEN3_06B, num_hidden_layers=2, vocab_size=4096) if quick else QWEN3_06B
         big = write_random_qwen3(Path(tmp) / "qwen3-0.6b-shape", big_shape, torch.bfloat16)
         label = "Qwen3-0.6B shapes" + (" (2 layers, vocab 4096: --quick)" if quick else "")

@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 import traceback
+from dataclasses import replace
 from typing import Any
 
 from minisgl.distributed.comm import LocalComm, TorchComm, set_comm
@@ -41,6 +42,10 @@ def _rank_main(config: EngineConfig, rank: int, size: int, address: str, parent:
 
         set_tp(TPInfo(rank, size))
         device = torch.device(config.device) if config.device is not None else default_device()
+        if device.type == "cuda":  # one GPU per rank: rank r on cuda:r
+            device = torch.device("cuda", rank)
+            torch.cuda.set_device(device)
+            config = replace(config, device=device)
         set_comm(TorchComm(rank, size, address, device))
         engine = Engine(config)
         scheduler = Scheduler(engine)
@@ -74,6 +79,14 @@ class RankGroup:
         from minisgl.utils import default_device
 
         self.size = size
+        device = torch.device(config.device) if config.device is not None else default_device()
+        if device.type == "cuda":
+            if torch.cuda.device_count() < size:
+                raise ValueError(f"tp_size {size} needs {size} GPUs (one per rank); {torch.cuda.device_count()} "
+                                 "are visible")
+            device = torch.device("cuda", 0)  # rank 0 here, rank r on cuda:r
+            torch.cuda.set_device(device)
+            config.device = device
         address = f"tcp://127.0.0.1:{_free_port()}"
         ctx = mp.get_context("spawn")
         self._inboxes = [ctx.Queue() for _ in range(1, size)]
@@ -82,7 +95,6 @@ class RankGroup:
                        for r, q in zip(range(1, size), self._inboxes)]
         for p in self._procs:
             p.start()
-        device = torch.device(config.device) if config.device is not None else default_device()
         got: list[Any] = []
 
         def join_group() -> None:  # blocks until every rank has joined: watched from here for a rank that died

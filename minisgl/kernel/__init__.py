@@ -2,8 +2,9 @@
 slots, and gathering embedding rows. Each has a torch version beside it, the same result bit for bit.
 
 Where each runs: compiled on CUDA (the engine's KV pool uses ``store_kv`` there); on a CPU the torch versions are
-the engine's, and Triton's interpreter runs the kernels on CPU tensors in tests (``TRITON_INTERPRET=1``, read when a
-kernel is first defined, so set it before the first call). Triton is imported on first use, never with the engine.
+the engine's, and Triton's interpreter runs the kernels on CPU tensors in tests (``TRITON_INTERPRET=1``, read when
+triton is first imported in a process: set it before anything imports triton). Triton is imported on first use,
+never with the engine.
 """
 
 from __future__ import annotations
