@@ -253,6 +253,36 @@ def run_moe(folder: Path, device: str, check: Check) -> None:
           "both backends (float32; a float near-tie may flip one)")
 
 
+def run_fa(folder: Path, label: str, check: Check) -> None:
+    """The FlashAttention-3 backend against torch_static on a bfloat16 model, with CUDA graphs on and off."""
+    if not torch.cuda.is_available():
+        print("\n== FlashAttention: not run (no CUDA device); tests/test_fa_backend.py checks its metadata on a CPU")
+        return
+    try:
+        from minisgl.attention.fa import _flash_attn_with_kvcache
+
+        _flash_attn_with_kvcache()
+    except ImportError as e:
+        print(f"\n== FlashAttention: not run ({e})")
+        return
+    print(f"\n== FlashAttention-3 (fa) against torch_static, {label}, bfloat16")
+    kw = dict(dtype=torch.bfloat16, device="cuda", max_running_req=16, num_page_override=4096,
+              max_seq_len_override=256)
+    vocab = json.loads((folder / "config.json").read_text())["vocab_size"]
+    ps = prompts(8, vocab)
+    outs = {}
+    for backend, graphs in (("torch_static", 0), ("fa", 0), ("fa", 8)):
+        llm = LLM(folder, attention_backend=backend, cuda_graph_max_bs=graphs, page_size=16, **kw)
+        outs[backend, graphs] = [o["token_ids"] for o in llm.generate(ps, SamplingParams(max_tokens=16,
+                                                                                         ignore_eos=True))]
+        llm.shutdown()
+    for graphs in (0, 8):
+        same = sum(a == b for a, b in zip(outs["torch_static", 0], outs["fa", graphs]))
+        check(same >= len(ps) - 2, f"graphs {'on' if graphs else 'off'}: {same} of {len(ps)} prompts give "
+              "torch_static's 16 tokens (bfloat16: a near-tie may flip one or two)")
+    check(outs["fa", 0] == outs["fa", 8], "fa: greedy tokens with graphs == without")
+
+
 def run_tp(folder: Path, check: Check) -> None:
     """Tensor parallelism with NCCL, one GPU per rank, where two are present."""
     if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
@@ -314,6 +344,7 @@ def main() -> int:
         big = write_random_qwen3(Path(tmp) / "qwen3-0.6b-shape", big_shape, torch.bfloat16)
         label = "Qwen3-0.6B shapes" + (" (2 layers, vocab 4096: --quick)" if quick else "")
         run_model(label, big, torch.bfloat16, device, 16 if quick else 64, check)
+        run_fa(big, label, check)
         if cuda:
             print(f"\n== decode step, {label}, bfloat16: eager vs CUDA graph replay")
             print(f"{'bs':>4} {'eager ms':>10} {'graph ms':>10} {'speedup':>8}")

@@ -29,6 +29,16 @@ def _flashinfer(num_heads: int, num_kv_heads: int, head_dim: int, page_table: to
     return FlashInferBackend(num_heads, num_kv_heads, head_dim, page_table, device, page_size, dtype)
 
 
+@ATTENTION_BACKENDS.register("fa")
+def _flash_attention(num_heads: int, num_kv_heads: int, head_dim: int, page_table: torch.Tensor,
+                     device: torch.device, page_size: int, dtype: torch.dtype) -> BaseAttnBackend:
+    from minisgl.attention.fa import FlashAttentionBackend
+
+    if device.type != "cuda":
+        raise ValueError("attention backend 'fa' (FlashAttention-3) needs a CUDA device")
+    return FlashAttentionBackend(num_heads, num_kv_heads, head_dim, page_table, device, page_size)
+
+
 def default_backend(device: torch.device) -> str:
     if device.type != "cuda":
         return "torch"
