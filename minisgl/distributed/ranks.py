@@ -28,7 +28,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _rank_main(config: EngineConfig, rank: int, size: int, address: str, parent: int, inbox: Any) -> None:
+def _rank_main(config: EngineConfig, rank: int, size: int, address: str, parent: int, inbox: Any,
+               role: str) -> None:
     from minisgl.utils.process import become_worker
 
     become_worker(f"tp{rank}", parent)
@@ -49,11 +50,20 @@ def _rank_main(config: EngineConfig, rank: int, size: int, address: str, parent:
         set_comm(TorchComm(rank, size, address, device))
         engine = Engine(config)
         scheduler = Scheduler(engine)
-        with torch.inference_mode():
-            while (work := inbox.get()) is not None:
-                for ids, params, uid in work:
-                    scheduler.add_request(new_req(ids, params, uid, engine.device))
-                scheduler.run_until_idle()
+        if role == "serve":  # rank 0's SchedulerIO hands over each step's messages: the same step here
+            from minisgl.scheduler.io import SchedulerIO
+            from minisgl.utils import stream_ctx
+
+            io = SchedulerIO(scheduler, None, None)
+            with stream_ctx(engine.stream), torch.inference_mode():
+                while (msgs := inbox.get()) is not None:
+                    io.step_with(msgs)
+        else:
+            with torch.inference_mode():  # generate(): each call's requests, run until done
+                while (work := inbox.get()) is not None:
+                    for ids, params, uid in work:
+                        scheduler.add_request(new_req(ids, params, uid, engine.device))
+                    scheduler.run_until_idle()
     except BaseException as e:  # noqa: BLE001 - any failure ends this rank; the others see the closed connection
         if _peer_gone(e):
             os._exit(PEER_GONE)  # not this rank's fault: another one died first
@@ -73,7 +83,9 @@ def _peer_gone(e: BaseException) -> bool:
 class RankGroup:
     """Ranks 1..size-1 as processes; makes the calling process rank 0 of a TorchComm group."""
 
-    def __init__(self, config: EngineConfig, size: int, timeout_s: float = 300) -> None:
+    def __init__(self, config: EngineConfig, size: int, timeout_s: float = 300, role: str = "generate") -> None:
+        """``role``: 'generate' (LLM.generate's requests, ``submit``ted per call) or 'serve' (a SchedulerIO's
+        messages, ``submit``ted per step)."""
         import torch
 
         from minisgl.utils import default_device
@@ -90,7 +102,7 @@ class RankGroup:
         address = f"tcp://127.0.0.1:{_free_port()}"
         ctx = mp.get_context("spawn")
         self._inboxes = [ctx.Queue() for _ in range(1, size)]
-        self._procs = [ctx.Process(target=_rank_main, args=(config, r, size, address, os.getpid(), q),
+        self._procs = [ctx.Process(target=_rank_main, args=(config, r, size, address, os.getpid(), q, role),
                                    name=f"minisgl-tp{r}", daemon=True)
                        for r, q in zip(range(1, size), self._inboxes)]
         for p in self._procs:
@@ -125,7 +137,7 @@ class RankGroup:
         r, p = ended[0]
         return f"tensor-parallel rank {r} (pid {p.pid}) died (exit code {p.exitcode})"
 
-    def submit(self, work: list[tuple[list[int], Any, int]]) -> None:
+    def submit(self, work: list[Any]) -> None:
         for q in self._inboxes:
             q.put(work)
 

@@ -4,6 +4,7 @@ step's new tokens leave over ZMQ, and the loop waits for input only when it has 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -22,9 +23,13 @@ _EARLY_ABORTS = 4096  # aborts remembered for requests not arrived yet (a client
 
 
 class SchedulerIO:
-    def __init__(self, scheduler: Scheduler, inbox: Receiver, outbox: Sender) -> None:
+    def __init__(self, scheduler: Scheduler, inbox: Receiver | None, outbox: Sender | None,
+                 mirror: Callable[[list[Any]], None] | None = None) -> None:
+        """``mirror``: tensor parallelism's rank 0 hands each step's messages to the other ranks (which run a
+        SchedulerIO with no sockets, ``step_with``) before running the step; ``outbox`` None: nothing is sent."""
         self.scheduler = scheduler
-        self.inbox, self.outbox = inbox, outbox
+        self.inbox, self.outbox = inbox, outbox if outbox is not None else _Nowhere()
+        self.mirror = mirror
         self.reqs: dict[int, Req] = {}  # uid -> every request not finished: waiting, prefilling or decoding
         self.early_aborts: OrderedDict[int, None] = OrderedDict()
         self._last: tuple[ForwardInput, Any] | None = None  # the batch in flight (overlap scheduling)
@@ -129,7 +134,15 @@ class SchedulerIO:
         send the results of the one before it (overlap) or its own."""
         s = self.scheduler
         idle = self._last is None and not s.has_work and not s.finished_reqs
-        for msg in self.inbox.recv(None if idle and block else 0):
+        msgs = self.inbox.recv(None if idle and block else 0)
+        if self.mirror is not None:
+            self.mirror(msgs)
+        self.step_with(msgs)
+
+    def step_with(self, msgs: list[Any]) -> None:
+        """One step on these messages (another rank's step, under tensor parallelism)."""
+        s = self.scheduler
+        for msg in msgs:
             self.handle(msg)
         fwd = s._schedule_next_batch()
         ongoing = (fwd, s._forward(fwd)) if fwd is not None else None
@@ -147,3 +160,10 @@ class SchedulerIO:
         with stream_ctx(self.scheduler.engine.stream), torch.inference_mode():
             while True:
                 self.step()
+
+
+class _Nowhere:
+    """The outbox of a rank other than 0: what it would send, rank 0 sends."""
+
+    def send(self, msg: Any) -> None:
+        pass

@@ -27,6 +27,7 @@ class ServerArgs:
     attention_backend: str | None = None
     cuda_graph_max_bs: int | None = None
     linear_backend: str = "auto"
+    tp_size: int = 1
     ipc_dir: str = ""  # set by the launcher: where the processes' sockets live
 
     def __post_init__(self) -> None:
@@ -72,6 +73,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="torch, torch_static or fi (default: torch_static on a CPU, the engine's choice on CUDA)")
     p.add_argument("--cuda-graph-max-bs", type=int, default=None)
     p.add_argument("--linear-backend", default="auto", help="the CPU's linear kernels (see `generate --help`)")
+    p.add_argument("--tp", dest="tp_size", type=int, default=1,
+                   help="tensor-parallel ranks, one process each (gloo on a CPU, one GPU each on CUDA)")
 
 
 def from_namespace(ns: argparse.Namespace) -> ServerArgs:

@@ -27,14 +27,29 @@ def scheduler_main(args: ServerArgs, ready: Any, parent: int) -> None:
         from minisgl.scheduler import Scheduler
         from minisgl.scheduler.io import SchedulerIO
 
-        engine = Engine(args.engine_config())
+        config = args.engine_config()
+        ranks = None
+        if args.tp_size != 1:  # this process is rank 0; the others follow its steps
+            from minisgl.distributed import check_tp_size
+            from minisgl.distributed.ranks import RankGroup
+            from minisgl.models import ModelConfig
+
+            check_tp_size(ModelConfig.from_path(args.model), args.tp_size)
+            ranks = RankGroup(config, args.tp_size, role="serve")
+        engine = Engine(config)
         io = SchedulerIO(Scheduler(engine), Receiver(args.addr("scheduler"), bind=True),
-                         Sender(args.addr("detokenizer")))
+                         Sender(args.addr("detokenizer")), mirror=ranks.submit if ranks is not None else None)
     except Exception as e:
         _fail(ready, "scheduler", e)
     info = {"max_seq_len": engine.max_seq_len, "num_pages": engine.num_pages, "device": str(engine.device)}
     ready.put(("scheduler", os.getpid(), None, info))
-    io.serve_forever()
+    try:
+        io.serve_forever()
+    except Exception as e:
+        if ranks is None:
+            raise
+        print(f"minisgl serve: {ranks.failed(e)}", file=sys.stderr, flush=True)  # names the rank that died
+        sys.exit(1)
 
 
 def load_tokenizer(path: str) -> Any:
