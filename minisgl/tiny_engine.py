@@ -63,16 +63,23 @@ class TinyEngine:
         half = x.shape[-1] // 2
         return x * cos + torch.cat((-x[..., half:], x[..., :half]), -1) * sin
 
-    def attention(self, i: int, x: torch.Tensor, start: int) -> torch.Tensor:
+    def qkv(self, i: int, x: torch.Tensor, start: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Layer i's q [T, heads, D], k and v [T, kv_heads, D] for x [T, hidden] at positions start.. start+T-1:
+        projected, Qwen3's per-head norms, RoPE on q and k."""
         w, p, t, d = self.w, f"model.layers.{i}.self_attn.", len(x), self.head_dim
         q = (x @ w[p + "q_proj.weight"].T).view(t, self.heads, d)
         k = (x @ w[p + "k_proj.weight"].T).view(t, self.kv_heads, d)
         v = (x @ w[p + "v_proj.weight"].T).view(t, self.kv_heads, d)
         if self.qk_norm:  # Qwen3: an RMSNorm over each head's vector
             q, k = self.rms_norm(q, w[p + "q_norm.weight"]), self.rms_norm(k, w[p + "k_norm.weight"])
-        q, k = self.rope(q, start), self.rope(k, start)
-        self.k[i, start:start + t], self.v[i, start:start + t] = k, v
-        end = start + t
+        return self.rope(q, start), self.rope(k, start), v
+
+    def attention(self, i: int, x: torch.Tensor, start: int) -> torch.Tensor:
+        """Layer i's attention for x [T, hidden] at positions start.. start+T-1 (the positions before are in the
+        cache): their K/V go into the cache, each query attends to every position up to its own."""
+        q, k, v = self.qkv(i, x, start)
+        t, d, end = len(x), self.head_dim, start + len(x)
+        self.k[i, start:end], self.v[i, start:end] = k, v
         keys = self.k[i, :end].repeat_interleave(self.heads // self.kv_heads, dim=1)  # GQA: a K/V head per group
         values = self.v[i, :end].repeat_interleave(self.heads // self.kv_heads, dim=1)
         scores = torch.einsum("thd,shd->hts", q, keys) / d**0.5
@@ -80,13 +87,14 @@ class TinyEngine:
         future = torch.arange(end)[None, :] > torch.arange(start, end)[:, None]
         probs = scores.masked_fill(future, float("-inf")).softmax(-1)
         out = torch.einsum("hts,shd->thd", probs, values).reshape(t, self.heads * d)
-        return out @ w[p + "o_proj.weight"].T
+        return out @ self.w[f"model.layers.{i}.self_attn.o_proj.weight"].T
 
     def mlp(self, i: int, x: torch.Tensor) -> torch.Tensor:
         w, p = self.w, f"model.layers.{i}.mlp."
         gate, up = x @ w[p + "gate_proj.weight"].T, x @ w[p + "up_proj.weight"].T
         return (torch.nn.functional.silu(gate) * up) @ w[p + "down_proj.weight"].T
 
+    @torch.inference_mode()
     def forward(self, ids: list[int], start: int) -> torch.Tensor:
         """The logits after the last of ``ids``, which sit at positions start.. of the request."""
         x = self.w["model.embed_tokens.weight"][torch.tensor(ids)]
@@ -96,19 +104,19 @@ class TinyEngine:
             x = x + self.mlp(i, self.rms_norm(x, self.w[p + "post_attention_layernorm.weight"]))
         return self.rms_norm(x[-1], self.w["model.norm.weight"]) @ self.w["lm_head.weight"].T
 
-    @torch.inference_mode()
     def generate(self, prompt: list[int], max_new_tokens: int, stop_at_eos: bool = True) -> list[int]:
         """Greedy: the prompt in one forward (prefill), then one token per forward (decode), reusing the cache."""
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         if not prompt or len(prompt) + max_new_tokens > self.max_len:
             raise ValueError(f"a prompt of 1 to {self.max_len - max_new_tokens} tokens, got {len(prompt)}")
         out: list[int] = []
         logits = self.forward(prompt, 0)
-        while len(out) < max_new_tokens:
+        while True:
             out.append(int(logits.argmax()))
-            if stop_at_eos and out[-1] in self.eos:
-                break
+            if len(out) == max_new_tokens or (stop_at_eos and out[-1] in self.eos):
+                return out  # no forward after the last token: nobody would read its logits
             logits = self.forward(out[-1:], len(prompt) + len(out) - 1)
-        return out
 
 
 if __name__ == "__main__":

@@ -95,6 +95,7 @@ def test_missing_files_and_bad_slug(tmp_path):
 def test_chapters_carry_the_books_numbering(tmp_path):
     """chapters.toml's `book`: the book's chapter number, which is the number the course shows (list, site)."""
     numbers = {c.id: (c.number, c.book) for c in load_chapters(ROOT / "exercises")}
+    assert numbers["tiny-engine"] == (0, 0)  # chapter 0: the book starts from a whole engine in one file
     assert numbers["request-lifecycle"] == (1, 1) and numbers["overlap-scheduling"] == (11, 11)
     assert numbers["gpu-attention"] == (17, 17) and numbers["cuda-graph"] == (18, 18)
     assert numbers["messages"] == (12, 12) and numbers["api-server"] == (15, 15) and numbers["benchmarking"] == (21, 21)
