@@ -1,0 +1,18 @@
+"""cu_seqlens_q, "[bs + 1], from 0": the leading 0 is left out (a cumsum, [bs] long)."""
+
+import torch
+
+
+def fa_metadata(reqs, page_table, page_size):
+    device = page_table.device
+    seq_lens = [r.device_len for r in reqs]
+    rows = torch.tensor([r.table_idx for r in reqs], dtype=torch.int64, device=device)
+    width = (max(seq_lens) + page_size - 1) // page_size * page_size
+    pages = page_table[rows, :width:page_size] // page_size
+    cu = [0]
+    for r in reqs:
+        cu.append(cu[-1] + r.extend_len)
+    cu = cu[1:]
+    return FAMetadata(cu_seqlens_q=torch.tensor(cu, dtype=torch.int32, device=device),
+                      cache_seqlens=torch.tensor(seq_lens, dtype=torch.int32, device=device),
+                      page_table=pages.to(torch.int32), max_seqlen_q=max(r.extend_len for r in reqs))
