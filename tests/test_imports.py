@@ -33,6 +33,7 @@ TYPE_ONLY = {
     ("judge.testing", "judge.checks"),
     ("judge.testing", "judge.submission"),
     ("minisgl.attention.base", "minisgl.core"),
+    ("minisgl.attention.fa", "minisgl.core"),
     ("minisgl.attention.fi", "minisgl.core"),
     ("minisgl.attention.torch_backend", "minisgl.core"),
     ("minisgl.core", "minisgl.attention.base"),

@@ -168,9 +168,9 @@ def test_a_rank_that_dies_ends_the_others_and_is_named():
         llm.generate([[1, 2]])
 
 
-def test_rank_threads_run_real_gloo_and_this_process_code(models, monkeypatch):
-    """Ranks as threads (minisgl/distributed/threads.py, how the judge runs a learner's TP code on every rank): the
-    same tokens as rank processes; and a change to the engine made in this process reaches every rank."""
+def test_rank_threads_run_this_process_code(models, monkeypatch):
+    """Ranks as threads exchanging in memory (minisgl/distributed/threads.py, how the judge runs a learner's TP code
+    on every rank): transformers' tokens; and a change to the engine made in this process reaches every rank."""
     from minisgl.distributed.threads import generate_in_rank_threads
     from minisgl.layers import VocabEmbedding
 
@@ -198,3 +198,32 @@ def test_a_rank_thread_that_fails_fails_the_call():
     with pytest.raises(ValueError, match="rank 1 gave up"):
         run_rank_threads(3, fn, timeout_s=30)
     assert run_rank_threads(3, lambda r: r * 10) == [0, 10, 20]
+
+
+def test_a_rank_thread_that_fails_before_a_collective_does_not_keep_the_others_waiting():
+    import torch
+
+    from minisgl.distributed import get_comm
+    from minisgl.distributed.threads import run_rank_threads
+
+    def fn(rank):
+        if rank == 2:
+            raise IndexError("rank 2's own bug")
+        x = torch.ones(3)
+        get_comm().all_reduce(x)  # ranks 0 and 1 wait here for rank 2
+        return x
+
+    t0 = time.monotonic()
+    with pytest.raises(IndexError, match="rank 2's own bug"):
+        run_rank_threads(3, fn, timeout_s=60)
+    assert time.monotonic() - t0 < 10, "the others' wait was broken off, not timed out"
+
+    def exchange(rank):
+        comm = get_comm()
+        x = torch.full((2,), float(rank + 1))
+        comm.all_reduce(x)
+        y = torch.tensor([rank * 10])
+        comm.broadcast(y)
+        return x.tolist(), comm.all_gather(torch.tensor([float(rank)])).tolist(), y.item(), comm.min(5 - rank)
+
+    assert run_rank_threads(3, exchange) == [([6.0, 6.0], [0.0, 1.0, 2.0], 0, 3)] * 3

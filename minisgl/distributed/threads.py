@@ -1,7 +1,8 @@
-"""Ranks as threads of one process: each thread has its own place, its own gloo process group (over a store the
-threads share) and its own engine context, so the collectives are real gloo ones and every rank runs the code of
-this process: the judge's tensor-parallel exercises, whose learner code is spliced into this process only, run
-their ranks this way. (Spawned rank processes, ranks.py, import the engine afresh.)"""
+"""Ranks as threads of one process: each thread has its own place, its own communicator and its own engine
+context, and every rank runs the code of this process: the judge's tensor-parallel exercises, whose learner code is
+spliced into this process only, run their ranks this way. The threads exchange tensors in memory (ThreadComm): the
+judge's sandbox has no network, which gloo needs. Spawned rank processes (ranks.py) import the engine afresh and
+meet over gloo or NCCL."""
 
 from __future__ import annotations
 
@@ -9,29 +10,30 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from minisgl.distributed.comm import GlooThreadComm, set_thread_comm
+from minisgl.distributed.comm import ThreadComm, ThreadExchange, set_thread_comm
 from minisgl.distributed.info import TPInfo, set_thread_tp
 
 
 def run_rank_threads(size: int, fn: Callable[[int], Any], timeout_s: float = 300) -> list[Any]:
-    """fn(rank) in ``size`` threads, each a rank of one gloo group; every rank's result, in rank order. The first
-    rank to raise makes this raise the same error (the others then fail in their next collective and end)."""
-    import torch.distributed as dist
-
+    """fn(rank) in ``size`` threads, each a rank of one group; every rank's result, in rank order. A rank that
+    raises breaks the group at once (the others' collectives fail instead of waiting), and this raises its error."""
     from minisgl.core import own_thread_ctx
 
-    store = dist.HashStore()
+    exchange = ThreadExchange(size, timeout_s)
     results: list[Any] = [None] * size
-    errors: list[BaseException | None] = [None] * size
+    errors: list[BaseException] = []  # in the order they happened; the first is the cause
+    lock = threading.Lock()
 
     def rank_main(rank: int) -> None:
         try:
             own_thread_ctx()
             set_thread_tp(TPInfo(rank, size))
-            set_thread_comm(GlooThreadComm(store, rank, size, timeout_s))
+            set_thread_comm(ThreadComm(exchange, rank))
             results[rank] = fn(rank)
         except BaseException as e:  # noqa: BLE001 - handed to the caller
-            errors[rank] = e
+            with lock:
+                errors.append(e)
+            exchange.barrier.abort()  # the others stop waiting for this rank
 
     threads = [threading.Thread(target=rank_main, args=(r,), name=f"tp-rank-{r}", daemon=True) for r in range(size)]
     for t in threads:
@@ -40,8 +42,8 @@ def run_rank_threads(size: int, fn: Callable[[int], Any], timeout_s: float = 300
         t.join(timeout_s)
     if any(t.is_alive() for t in threads):
         raise TimeoutError(f"a rank thread was still running after {timeout_s} s")
-    first = next((e for e in errors if e is not None), None)
-    if first is not None:
+    if errors:
+        first = next((e for e in errors if not isinstance(e, threading.BrokenBarrierError)), errors[0])
         raise first
     return results
 
