@@ -64,27 +64,24 @@ def shard_model(model: BaseLLMModel, tp: TPInfo) -> None:
         return
     c = model.config
     check_tp_size(c, tp.size)
-    d, r = c.head_dim, tp.rank
+    r = tp.rank
     hq = c.num_heads // tp.size
-    kv_first, kv_n = kv_head_range(c.num_kv_heads, tp)
-    q_all, kv_all = c.num_heads * d, c.num_kv_heads * d
-    q_rows = (r * hq * d, (r + 1) * hq * d)
-    k_rows = (q_all + kv_first * d, q_all + (kv_first + kv_n) * d)
-    v_rows = (q_all + kv_all + kv_first * d, q_all + kv_all + (kv_first + kv_n) * d)
+    kv_n = kv_head_range(c.num_kv_heads, tp)[1]
+    q_rows, k_rows, v_rows = qkv_rows(c, tp)
     inter = c.intermediate_size // tp.size
     for layer in model.model.layers:
         attn, mlp = layer.self_attn, layer.mlp
         attn.qkv_proj.weight = _rows(attn.qkv_proj.weight, q_rows, k_rows, v_rows)
         if attn.qkv_proj.bias is not None:
             attn.qkv_proj.bias = _rows(attn.qkv_proj.bias, q_rows, k_rows, v_rows)
-        _row_parallel(attn.o_proj, *q_rows, r)
+        row_parallel(attn.o_proj, *q_rows, r)
         attn._attn._num_heads, attn._attn._num_kv_heads = hq, kv_n
         gate = (r * inter, (r + 1) * inter)
         up = (c.intermediate_size + r * inter, c.intermediate_size + (r + 1) * inter)
         mlp.gate_up_proj.weight = _rows(mlp.gate_up_proj.weight, gate, up)
         if mlp.gate_up_proj.bias is not None:
             mlp.gate_up_proj.bias = _rows(mlp.gate_up_proj.bias, gate, up)
-        _row_parallel(mlp.down_proj, *gate, r)
+        row_parallel(mlp.down_proj, *gate, r)
     vocab = c.vocab_size // tp.size
     embed = model.model.embed_tokens
     embed.weight = _rows(embed.weight, (r * vocab, (r + 1) * vocab))
@@ -95,7 +92,20 @@ def shard_model(model: BaseLLMModel, tp: TPInfo) -> None:
     head._gather = True
 
 
-def _row_parallel(linear, a: int, b: int, rank: int) -> None:
+def qkv_rows(c: ModelConfig, tp: TPInfo) -> list[tuple[int, int]]:
+    """Rank ``tp.rank``'s rows of the merged q/k/v projection, whose output features are every q head, then every
+    k head, then every v head (head_dim rows each): [start, end) of its q heads, of its K/V heads' k rows and of
+    their v rows."""
+    d, r = c.head_dim, tp.rank
+    hq = c.num_heads // tp.size
+    kv_first, kv_n = kv_head_range(c.num_kv_heads, tp)
+    q_all, kv_all = c.num_heads * d, c.num_kv_heads * d
+    return [(r * hq * d, (r + 1) * hq * d),
+            (q_all + kv_first * d, q_all + (kv_first + kv_n) * d),
+            (q_all + kv_all + kv_first * d, q_all + kv_all + (kv_first + kv_n) * d)]
+
+
+def row_parallel(linear, a: int, b: int, rank: int) -> None:
     """Keep input features [a, b); the outputs are summed across ranks, so only rank 0 adds the bias."""
     linear.weight = _cols(linear.weight, a, b)
     if linear.bias is not None and rank != 0:
