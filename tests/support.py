@@ -62,3 +62,21 @@ def free_port(ports: range) -> int:
                 continue
             return port
     raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
+
+
+TIE = 1e-5  # float32 logits of two correct implementations differ by about this much
+
+
+def assert_greedy_equal(got: list[list[int]], want: list[list[int]], margins: list[list[float]], what: str) -> int:
+    """Each prompt's tokens equal transformers' (``want``), except that where one first differs, transformers'
+    top-2 logits at that step must be within TIE (a float near-tie; the rest of that prompt is not compared).
+    Returns how many prompts ended on such a tie."""
+    ties = 0
+    for i, (g, w, m) in enumerate(zip(got, want, margins)):
+        step = next((s for s, (a, b) in enumerate(zip(g, w)) if a != b), None)
+        if step is None:
+            assert len(g) == len(w), f"{what}, prompt {i}: {len(g)} tokens, not {len(w)}"
+            continue
+        assert m[step] < TIE, f"{what}, prompt {i}, step {step}: {g} != transformers' {w} (margin {m[step]})"
+        ties += 1
+    return ties

@@ -13,6 +13,7 @@ from minisgl.attention.utils import attend
 from minisgl.core import Req, SamplingParams
 from minisgl.llm import LLM
 from minisgl.testing import hf_greedy_with_margins, tiny_model
+from tests.support import assert_greedy_equal
 
 
 def emulated_flash_attn_with_kvcache(q, k_cache, v_cache, *, cache_seqlens, page_table, cu_seqlens_q, max_seqlen_q,
@@ -74,9 +75,7 @@ def test_the_engine_with_flash_attention_equals_transformers(fa_on_cpu, page_siz
         again = [o["token_ids"] for o in llm.generate(prompts[:2], SamplingParams(max_tokens=n, ignore_eos=True))]
     finally:
         llm.shutdown()
-    for i, (g, w, m) in enumerate(zip(first, hf, margins)):
-        step = next((s for s, (x, y) in enumerate(zip(g, w)) if x != y), None)
-        assert step is None or m[step] < 1e-5, f"prompt {i}, step {step}: {g} != transformers' {w}"
+    assert_greedy_equal(first, hf, margins, f"fa, page size {page_size}")
     assert again == first[:2], "served from the radix cache: the same tokens"
     assert (len(replays) > 0) == graphs
 

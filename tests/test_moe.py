@@ -17,6 +17,7 @@ from minisgl.core import SamplingParams
 from minisgl.llm import LLM
 from minisgl.moe import MOE_BACKENDS, moe_align_block_size, route
 from minisgl.testing import hf_greedy_with_margins
+from tests.support import assert_greedy_equal
 
 PROMPTS = [[1, 2, 3, 4, 5], [7, 8], [9] * 20, [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5], [400, 17]]
 N = 8
@@ -56,9 +57,7 @@ def test_greedy_tokens_equal_transformers(moe_model, backend):
         again = [o["token_ids"] for o in llm.generate(PROMPTS[:2], SamplingParams(max_tokens=N, ignore_eos=True))]
     finally:
         llm.shutdown()
-    for i, (g, w, m) in enumerate(zip(got, hf, margins)):
-        step = next((s for s, (a, b) in enumerate(zip(g, w)) if a != b), None)
-        assert step is None or m[step] < 1e-5, f"{backend}, prompt {i}, step {step}: {g} != transformers' {w}"
+    assert_greedy_equal(got, hf, margins, backend)
     assert again == got[:2], "the radix cache's hits change nothing"
 
 

@@ -7,15 +7,9 @@ import pytest
 
 from minisgl.testing import hf_greedy_with_margins, smollm2_path, tiny_model
 from minisgl.tiny_engine import TinyEngine
+from tests.support import assert_greedy_equal
 
 PROMPTS = [[1, 2, 3, 4, 5], [7], [9] * 12, [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5]]
-
-
-def _equal_or_tie(got, want, margins, what):
-    for i, (g, w, m) in enumerate(zip(got, want, margins)):
-        step = next((s for s, (a, b) in enumerate(zip(g, w)) if a != b), None)
-        assert step is None or m[step] < 1e-5, f"{what}, prompt {i}, step {step}: {g} != transformers' {w}"
-        assert len(g) == len(w)
 
 
 @pytest.mark.parametrize("arch, gqa, tied", [("llama", True, False), ("qwen3", True, False), ("qwen3", False, True)])
@@ -23,7 +17,7 @@ def test_tiny_models_equal_transformers(arch, gqa, tied):
     path = tiny_model(arch, gqa=gqa, tied=tied)
     want, margins = hf_greedy_with_margins(path, PROMPTS, 12)
     engine = TinyEngine(path)
-    _equal_or_tie([engine.generate(p, 12, stop_at_eos=False) for p in PROMPTS], want, margins, path.name)
+    assert_greedy_equal([engine.generate(p, 12, stop_at_eos=False) for p in PROMPTS], want, margins, path.name)
 
 
 def test_smollm2_equals_transformers():
@@ -31,7 +25,7 @@ def test_smollm2_equals_transformers():
     prompts = [[1, 504, 3458, 282, 4649, 314], [28, 2682, 28, 260, 9371, 30]]
     want, margins = hf_greedy_with_margins(path, prompts, 10)
     engine = TinyEngine(path)
-    _equal_or_tie([engine.generate(p, 10, stop_at_eos=False) for p in prompts], want, margins, "SmolLM2")
+    assert_greedy_equal([engine.generate(p, 10, stop_at_eos=False) for p in prompts], want, margins, "SmolLM2")
 
 
 def test_eos_stops_and_bad_input_is_refused(tmp_path):

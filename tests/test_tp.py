@@ -17,8 +17,8 @@ from minisgl.core import SamplingParams
 from minisgl.distributed.ranks import RankDiedError
 from minisgl.llm import LLM
 from minisgl.testing import hf_greedy_with_margins, smollm2_path, tiny_model
+from tests.support import assert_greedy_equal
 
-TIE = 1e-5  # float32 logits of two correct implementations differ by about this much
 N = 10  # tokens per prompt
 PROMPTS = [[1, 2, 3, 4, 5], [7, 8], [9] * 12, [3, 1, 4, 1, 5, 9, 2, 6], [42], [100, 5, 77, 3, 250, 18, 6]]
 # as the engine runs: radix cache, chunked prefill of 8 tokens (the 12-token prompt takes two steps), page size 4
@@ -42,21 +42,6 @@ def _kv1_llama(folder: Path) -> Path:
 def models(tmp_path_factory):
     return {"llama, 2 K/V heads": tiny_model("llama"), "qwen3, 4 K/V heads": tiny_model("qwen3", gqa=False),
             "llama, 1 K/V head": _kv1_llama(tmp_path_factory.mktemp("kv1"))}
-
-
-def _compare(got: list[list[int]], want: list[list[int]], margins: list[list[float]], what: str) -> int:
-    """Ties allowed: where a token differs, transformers' top-2 logits at that step must be within TIE (then the
-    rest of that prompt is not compared); returns how many such ties there were."""
-    ties = 0
-    for i, (g, w, m) in enumerate(zip(got, want, margins)):
-        for step, (a, b) in enumerate(zip(g, w)):
-            if a != b:
-                assert m[step] < TIE, f"{what}, prompt {i}, step {step}: {a} != transformers' {b} (margin {m[step]})"
-                ties += 1
-                break
-        else:
-            assert len(g) == len(w), f"{what}, prompt {i}: {len(g)} tokens, not {len(w)}"
-    return ties
 
 
 def _prompts(path: Path) -> list[list[int]]:
@@ -88,12 +73,12 @@ def test_tp_2_and_4_equal_one_rank_and_transformers(models):
         hf, margins = hf_greedy_with_margins(path, prompts, N)
         want = [h[: N - (i % 3) * 2] for i, h in enumerate(hf)]
         one, _ = _generate(path, 1, False, prompts)
-        ties += _compare(one, want, margins, f"{name}, tp 1")
+        ties += assert_greedy_equal(one, want, margins, f"{name}, tp 1")
         for tp in (2, 4):
             for graphs in (False, True):
                 got, replayed = _generate(path, tp, graphs, prompts)
                 what = f"{name}, tp {tp}{', emulated graphs' if graphs else ''}"
-                ties += _compare(got, want, margins, what)
+                ties += assert_greedy_equal(got, want, margins, what)
                 tokens += sum(map(len, got))
                 if graphs:
                     assert replayed > 0, f"{what}: no decode step replayed a graph"
@@ -106,7 +91,7 @@ def test_tp_3_on_smollm2_equals_transformers():
     hf, margins = hf_greedy_with_margins(path, prompts, 8)
     got, _ = _generate(path, 3, False, prompts, 8)
     want = [h[: 8 - (i % 3) * 2] for i, h in enumerate(hf)]
-    assert _compare(got, want, margins, "SmolLM2, tp 3") == 0
+    assert assert_greedy_equal(got, want, margins, "SmolLM2, tp 3") == 0
 
 
 @pytest.mark.parametrize("path, tp, said", [
@@ -186,7 +171,7 @@ def test_rank_threads_run_this_process_code(models, monkeypatch):
     hf, margins = hf_greedy_with_margins(path, prompts, N)
     for tp in (2, 4):
         got = generate_in_rank_threads(tp, path, prompts, params, **engine)
-        assert _compare(got, hf, margins, f"rank threads, tp {tp}") == 0
+        assert assert_greedy_equal(got, hf, margins, f"rank threads, tp {tp}") == 0
     shard = VocabEmbedding._forward_shard
     monkeypatch.setattr(VocabEmbedding, "_forward_shard", lambda self, ids: shard(self, ids) * 0.5)
     assert generate_in_rank_threads(2, path, prompts, params, **engine) != hf
