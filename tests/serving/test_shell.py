@@ -55,6 +55,17 @@ class Term:
         raise AssertionError("the shell did not exit")
 
 
+def _sockets(pid: int) -> int:
+    """How many sockets the process holds open."""
+    n = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            n += os.readlink(fd).startswith("socket:")
+        except FileNotFoundError:  # closed meanwhile
+            pass
+    return n
+
+
 def _children(pid: int) -> list[int]:
     return [int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()]
 
@@ -77,8 +88,15 @@ def test_the_shell_replies_stops_on_ctrl_c_resets_and_exits():
         term.send(b"\x03")  # Ctrl-C, as the terminal sends it
         stopped = term.read_until(b">>> ", 30).decode()
         assert "[stopped]" in stopped, stopped
-        term.send(b"Tell me about the sea.\n")  # Ctrl-C before the first word of the reply: the shell stays too
+        # Ctrl-C before the first word of the reply: the shell stays too. Sent once the shell has read the line (its
+        # request's connection is open): a Ctrl-C the terminal gets before then discards the typed line instead
+        sockets = _sockets(term.pid)
+        term.send(b"Tell me about the sea.\n")
         term.read_until(b"sea.", 10)
+        deadline = time.monotonic() + 30
+        while _sockets(term.pid) <= sockets:
+            assert time.monotonic() < deadline, "the shell did not send the request"
+            time.sleep(0.01)
         term.send(b"\x03")
         assert b"[stopped]" in term.read_until(b">>> ", 30)
         term.send(b"/reset\n")
