@@ -3,12 +3,10 @@ prefill, decode batches padded with the dummy request, pages out of order, large
 the tiny model served by the FlashAttention backend on a CPU, FlashAttention-3's kernel emulated in torch, against
 transformers' greedy tokens."""
 
-# transformers' reference model at the top: the warm judge imports it once, before any judging
-import transformers.models.qwen3.modeling_qwen3  # noqa: F401
-
 import contextlib
 
 import torch
+import transformers.models.qwen3.modeling_qwen3  # noqa: F401 - the warm judge imports it once, not each judging
 
 from judge.testing import PROMPT_IDS, Trace, draw_engine, eager_tokens, engine, hidden_prompts, rng
 from minisgl.attention import ATTENTION_BACKENDS

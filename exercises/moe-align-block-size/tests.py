@@ -2,10 +2,8 @@
 empty experts at both ends, k = 1, block size 1), checked against the layout computed here, then a tiny Qwen3-MoE
 run with the fused_torch backend (which reads the layout) against transformers."""
 
-# transformers' reference model at the top: the warm judge imports it once, before any judging
-import transformers.models.qwen3_moe.modeling_qwen3_moe  # noqa: F401
-
 import torch
+import transformers.models.qwen3_moe.modeling_qwen3_moe  # noqa: F401 - the warm judge imports it once, not each judging
 
 from judge.testing import engine_device, hidden_prompts, rng
 from minisgl.moe.align import moe_align_block_size

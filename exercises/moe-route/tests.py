@@ -1,10 +1,8 @@
 """Tests for moe-route: route() on fixed rows (ties, k == E), random logits of every float dtype with and without
 renormalisation (the exact answer computed here, in float64), and a tiny Qwen3-MoE against transformers."""
 
-# transformers' reference model at the top: the warm judge imports it once, before any judging
-import transformers.models.qwen3_moe.modeling_qwen3_moe  # noqa: F401
-
 import torch
+import transformers.models.qwen3_moe.modeling_qwen3_moe  # noqa: F401 - the warm judge imports it once, not each judging
 
 from judge.testing import engine_device, hidden_prompts, rng
 from minisgl.moe.route import route

@@ -2,11 +2,9 @@
 chosen q/k/v, TinyEngine.generate (prefill, then one-token decodes at the right positions, EOS, refusals) on a
 scripted forward, then the whole engine's tokens against the engine's own and Hugging Face transformers'."""
 
-# transformers' reference model at the top: the warm judge imports it once, before any judging
-import transformers.models.llama.modeling_llama  # noqa: F401
-import transformers.models.qwen3.modeling_qwen3  # noqa: F401
-
 import torch
+import transformers.models.llama.modeling_llama  # noqa: F401 - the warm judge imports it once, not each judging
+import transformers.models.qwen3.modeling_qwen3  # noqa: F401 - the warm judge imports it once, not each judging
 
 from judge.testing import expected, hidden_prompts, rng
 from minisgl.testing import hf_greedy_with_margins, tiny_model

@@ -2,14 +2,13 @@
 its rank, check_tp_size's accepted and refused sizes and the numbers in its messages; then tiny models with 1, 2
 and 4 K/V heads generating with 2 and 4 rank threads (tensors exchanged in memory) against transformers."""
 
-# transformers' reference model at the top: the warm judge imports it once, before any judging
-import transformers.models.llama.modeling_llama  # noqa: F401
-
 import json
 import re
 import shutil
 import tempfile
 from pathlib import Path
+
+import transformers.models.llama.modeling_llama  # noqa: F401 - the warm judge imports it once, not each judging
 
 from judge.testing import expected, hidden_prompts, rng
 from minisgl.distributed.info import TPInfo

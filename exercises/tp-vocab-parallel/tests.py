@@ -2,16 +2,14 @@
 against one rank's full computation; qkv_rows on many shapes, its rows checked against the full weight; then tiny
 models generating with 2 and 4 rank threads against transformers."""
 
-# transformers' reference model at the top: the warm judge imports it once, before any judging
-import transformers.models.llama.modeling_llama  # noqa: F401
-import transformers.models.qwen3.modeling_qwen3  # noqa: F401
-
 import json
 import shutil
 import tempfile
 from pathlib import Path
 
 import torch
+import transformers.models.llama.modeling_llama  # noqa: F401 - the warm judge imports it once, not each judging
+import transformers.models.qwen3.modeling_qwen3  # noqa: F401 - the warm judge imports it once, not each judging
 
 from judge.testing import expected, hidden_prompts, rng
 from minisgl.distributed.info import TPInfo
