@@ -205,6 +205,8 @@ class _Child:
         env = dict(spec.env)
         env.update({MARKER: self.marker, "OMP_NUM_THREADS": str(limits.threads), "TMPDIR": self.workdir,
                     "PYTHONUNBUFFERED": "1"})
+        if not nvidia_device_present():  # Triton kernels (chapter 19's) run in its interpreter: read at triton's import
+            env.setdefault("TRITON_INTERPRET", "1")
         argv = [sys.executable, "-I", "-S", "-c", BOOT, json.dumps(config)]
         if spec.namespaces:
             argv = sandbox.namespace_prefix(trusted=spec.sandbox is not None) + argv

@@ -35,6 +35,15 @@ ALLOWED_MODULES = (
 )
 ALLOWED_PACKAGES = ("minisgl",)  # and their submodules
 DENIED_PACKAGES = ("minisgl.testing",)  # builds models with transformers; nothing a solution needs
+# Triton, for an exercise whose ``trusted_imports`` name it (chapter 19's kernels): a kernel is @triton.jit code over
+# triton.language; the rest of triton (its compiler, runtime, knobs, backends, tools: where it builds, loads and
+# configures native code) is out of reach. Kernels' pointers reach the process's memory, as any native kernel's
+# do: the walls around the learner's process, not the screen, hold that (docs/judge.md)
+TRITON_MODULES = frozenset({"triton", "triton.language", "triton.language.math"})
+TRITON_ATTRIBUTES = frozenset({"jit", "cdiv", "next_power_of_2", "language"})  # of the module triton
+TRITON_LANGUAGE_DENIED = frozenset({  # of triton.language: its internals, its other submodules, inline assembly
+    "core", "semantic", "standard", "extra", "random", "target_info", "inline_asm_elementwise", "str_to_ty",
+})
 
 # builtins that open the back doors (refused wherever the name is read)
 DENIED_BUILTINS = frozenset({
@@ -80,7 +89,22 @@ def allowed_module(name: str, extra: tuple[str, ...] = ()) -> bool:
     ``trusted_imports`` (a loader that reads files needs ``pathlib``)."""
     if any(name == d or name.startswith(d + ".") for d in DENIED_PACKAGES):
         return False
+    if name == "triton" or name.startswith("triton."):
+        return "triton" in extra and name in TRITON_MODULES
     return name in ALLOWED_MODULES or any(name == p or name.startswith(p + ".") for p in ALLOWED_PACKAGES + extra)
+
+
+def triton_refusal(path: str) -> str | None:
+    """Why the dotted ``path`` (``triton.jit``, ``triton.language.load``, ...) is out of a kernel's reach, or None."""
+    parts = path.split(".")[1:]
+    if not parts:
+        return None
+    if parts[0] not in TRITON_ATTRIBUTES:
+        return (f"{path} is not allowed: a kernel needs only triton.jit, triton.cdiv, triton.next_power_of_2 and "
+                "triton.language")
+    if parts[0] == "language" and len(parts) > 1 and (parts[1] in TRITON_LANGUAGE_DENIED or parts[1].startswith("_")):
+        return f"{path} is not allowed in trusted judging (Triton's internals, or inline assembly)"
+    return None
 
 
 @dataclass
@@ -94,6 +118,9 @@ class _Screen(ast.NodeVisitor):
         self.owners, self.extra = targets_owners, extra
         self.problems: list[Refusal] = []
         self.module_aliases: set[str] = {"torch", "F", "math"}
+        # the names imports bind to parts of triton ("tl": "triton.language"): those are checked by the Triton rules
+        # (``tl.load`` is Triton's load, not torch's), so each is bound once, by its import, and never rebound
+        self.triton_names: dict[str, str] = {}
         self.depth = 0  # 0: module level
 
     def refuse(self, node: ast.AST, why: str) -> None:
@@ -120,13 +147,17 @@ class _Screen(ast.NodeVisitor):
             self._check_module(node, alias.name)
             self.module_aliases.add((alias.asname or alias.name).split(".")[0])
 
+
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             self.refuse(node, "relative imports are not allowed")
             return
         self._check_module(node, node.module or "")
         for alias in node.names:
-            if alias.name == "*":
+            why = triton_refusal(f"{node.module}.{alias.name}") if _is_triton(node.module or "") else None
+            if why:
+                self.refuse(node, why)
+            elif alias.name == "*":
                 self.refuse(node, "`from ... import *` is not allowed: import the names you use")
             elif alias.name in DENIED_NAMES or alias.name.startswith("_") and not self._engine(node.module or ""):
                 self.refuse(node, f"importing {alias.name!r} is not allowed")
@@ -148,9 +179,12 @@ class _Screen(ast.NodeVisitor):
 
     # -- definitions
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._refuse_rebinding(node, node.name)
         for d in node.decorator_list:
             name = _dotted(d.func if isinstance(d, ast.Call) else d)
-            if name not in ALLOWED_DECORATORS and name.rpartition(".")[2] not in ("setter", "getter", "deleter"):
+            if self._triton_path(name) == "triton.jit" and "triton" in self.extra:
+                pass  # a Triton kernel
+            elif name not in ALLOWED_DECORATORS and name.rpartition(".")[2] not in ("setter", "getter", "deleter"):
                 self.refuse(d, f"the decorator @{name or ast.unparse(d)} is not allowed "
                                f"(allowed: {', '.join(sorted(ALLOWED_DECORATORS))})")
             if isinstance(d, ast.Call):
@@ -158,8 +192,9 @@ class _Screen(ast.NodeVisitor):
                 self._visit_list([k.value for k in d.keywords])
         if node.name in DENIED_METHOD_NAMES:
             self.refuse(node, f"defining {node.name} is not allowed in trusted judging")
-        self._visit_list(node.args.defaults)
-        self._visit_list([d for d in node.args.kw_defaults if d is not None])
+        self._visit_arguments(node.args)
+        if node.returns is not None:  # evaluated when the function is defined
+            self.visit(node.returns)
         self.depth += 1
         self._visit_list(node.body)
         self.depth -= 1
@@ -178,6 +213,7 @@ class _Screen(ast.NodeVisitor):
             name = _dotted(d.func if isinstance(d, ast.Call) else d)
             if name not in ("dataclass", "dataclasses.dataclass"):
                 self.refuse(d, f"the class decorator @{name or ast.unparse(d)} is not allowed")
+        self._refuse_rebinding(node, node.name)
         self.depth += 1
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.Pass)):
@@ -191,10 +227,48 @@ class _Screen(ast.NodeVisitor):
         self.depth -= 1
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._visit_arguments(node.args)
+        self.visit(node.body)
+
+    def _visit_arguments(self, args: ast.arguments) -> None:
+        """Defaults and annotations (both evaluated where the function is defined), and the parameters' names."""
+        self._visit_list(args.defaults)
+        self._visit_list([d for d in args.kw_defaults if d is not None])
+        for a in args.posonlyargs + args.args + args.kwonlyargs + [x for x in (args.vararg, args.kwarg) if x]:
+            self._refuse_rebinding(a, a.arg)
+            if a.annotation is not None:
+                self.visit(a.annotation)
+
+    def _refuse_rebinding(self, node: ast.AST, name: str | None) -> None:
+        if name in self.triton_names:
+            self.refuse(node, f"{name!r} names {self.triton_names[name]} (imported): give this another name")
+
+    def _triton_path(self, dotted: str) -> str | None:
+        """``dotted`` with its first name replaced by the part of triton an import bound it to; None where its first
+        name is not bound so (a local named ``triton`` is not the module)."""
+        head, _, rest = dotted.partition(".")
+        origin = self.triton_names.get(head)
+        return None if origin is None else origin + ("." + rest if rest else "")
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._refuse_rebinding(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        self._refuse_rebinding(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        self._refuse_rebinding(node, node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self._refuse_rebinding(node, node.rest)
         self.generic_visit(node)
 
     # -- what code may reach
     def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self._refuse_rebinding(node, node.id)
         if node.id in DENIED_BUILTINS:
             self.refuse(node, f"{node.id!r} is not available in trusted judging")
         elif node.id.startswith("__") and node.id.endswith("__") and node.id not in ("__name__", "__doc__"):
@@ -202,9 +276,14 @@ class _Screen(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         attr = node.attr
+        path = self._triton_path(_dotted(node))
         if attr.startswith("__") and attr.endswith("__"):
             if attr not in ALLOWED_DUNDER_ATTRIBUTES:
                 self.refuse(node, f"the attribute {attr!r} reaches the interpreter's internals: not allowed")
+        elif path is not None and _triton_governed(path):
+            why = triton_refusal(path)  # instead of the names refused elsewhere: tl.load is Triton's load
+            if why:
+                self.refuse(node, why)
         elif attr in DENIED_ATTRIBUTES:
             self.refuse(node, f"the attribute {attr!r} is not allowed in trusted judging")
         elif attr.startswith("_") and isinstance(node.value, ast.Name) and node.value.id in self.module_aliases:
@@ -240,6 +319,30 @@ class _Screen(ast.NodeVisitor):
     def _visit_list(self, nodes: list) -> None:
         for n in nodes:
             self.visit(n)
+
+
+def _is_triton(path: str) -> bool:
+    return path == "triton" or path.startswith("triton.")
+
+
+def _triton_governed(path: str) -> bool:
+    """Whether the Triton rules decide the last attribute of ``path``: triton.X, triton.language.X,
+    triton.language.math.X (what lies beyond, such as an attribute of a dtype, follows the general rules)."""
+    parts = path.split(".")
+    return len(parts) == 2 or len(parts) == 3 and parts[1] == "language" or \
+        len(parts) == 4 and parts[1:3] == ["language", "math"]
+
+
+def _import_bindings(tree: ast.AST) -> list[tuple[ast.AST, str, str]]:
+    """(import node, the name it binds, what it binds it to) for every import in ``tree``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out.append((node, a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0]))
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out.extend((node, a.asname or a.name, f"{node.module}.{a.name}") for a in node.names if a.name != "*")
+    return out
 
 
 def _dotted(node: ast.AST) -> str:
@@ -285,6 +388,16 @@ def screen(source: str, filename: str, target_owners: set[str], extra: tuple[str
     """What the screen refuses in ``source`` (empty: it may run). ``source`` must parse."""
     tree = pyast.parse(source, filename)
     s = _Screen(target_owners, extra)
+    bindings = _import_bindings(tree)
+    origins: dict[str, set[str]] = {}
+    for _, name, origin in bindings:
+        origins.setdefault(name, set()).add(origin)
+    for node, name, origin in bindings:
+        if any(_is_triton(o) for o in origins[name]):
+            if len(origins[name]) > 1:
+                s.refuse(node, f"{name!r} is imported as {' and as '.join(sorted(origins[name]))}: one name, "
+                               "one import")
+            s.triton_names[name] = origin
     s.visit(tree)
     return sorted(s.problems, key=lambda r: r.line)
 
@@ -312,6 +425,8 @@ def _attribute_name(obj, name) -> str:
     name = str.__str__(name)  # the exact string, whatever a subclass says
     if name.startswith("__") or name in DENIED_ATTRIBUTES or name.startswith("_") and isinstance(obj, types.ModuleType):
         raise AttributeError(f"the attribute {name!r} is not available in trusted judging")
+    if isinstance(obj, types.ModuleType) and _is_triton(obj.__name__) and triton_refusal(f"{obj.__name__}.{name}"):
+        raise AttributeError(triton_refusal(f"{obj.__name__}.{name}"))
     return name
 
 
