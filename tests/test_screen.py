@@ -58,7 +58,7 @@ def test_triton_is_refused_where_the_exercise_does_not_list_it():
     "import triton\ndef f():\n    return triton.testing.do_bench\n",
     "import triton\n@triton.autotune(configs=[], key=[])\ndef f():\n    pass\n",
     "import triton.language as tl\ndef f():\n    return tl.core\n",
-    "import triton.language as tl\ndef f(x):\n    return tl.inline_asm_elementwise("", "", [x], tl.int32, True, 1)\n",
+    "import triton.language as tl\ndef f(x):\n    return tl.inline_asm_elementwise('', '', [x], tl.int32, True, 1)\n",
     "import triton.language as tl\ndef f():\n    return tl.extra.libdevice\n",
     "import triton.language as tl\ndef f():\n    return tl._semantic\n",
     "import triton\ndef f():\n    return triton.language.core\n",
