@@ -21,6 +21,7 @@ import dataclasses
 import gc
 import inspect
 import io
+import os
 import platform
 import random
 import sys
@@ -236,6 +237,8 @@ def judge_source(
     def done(v: Verdict) -> Verdict:
         v.ms = round((time.perf_counter() - t0) * 1000, 1)
         v.message = cap(v.message, MESSAGE_CAP)
+        if "triton" in sys.modules:  # the tests or the engine use Triton kernels: the verdict says how they ran
+            v.env.triton = "interpreter" if os.environ.get("TRITON_INTERPRET") == "1" else "compiled"
         return v.finalize()
 
     try:

@@ -34,7 +34,7 @@ def format_verdict(v: Verdict, style: Style | None = None) -> str:
     c = style or Style(False)
     lines = []
     what = "Run (visible examples only)" if v.run else "Submit (all tests)"
-    dev = v.env.gpu or v.env.device
+    dev = (v.env.gpu or v.env.device) + (f" (Triton {v.env.triton})" if v.env.triton else "")
     trust = {"advisory": "advisory (browser)", "local": "local", "trusted": "trusted (referee)"}.get(
         v.trust.level, v.trust.level)
     lines.append(c(f"{v.exercise}", "1") + f"  ·  {what}  ·  mode {v.mode}  ·  {dev}  ·  {trust}")

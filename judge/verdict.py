@@ -63,6 +63,7 @@ class Env:
     torch: str | None = None
     device: str = "cpu"
     gpu: str | None = None
+    triton: str | None = None  # how Triton kernels ran where the judging used Triton: "interpreter" or "compiled"
 
 
 @dataclass
@@ -117,6 +118,8 @@ class Verdict:
         d = asdict(self)
         if not d["metrics"]:
             del d["metrics"]
+        if d["env"]["triton"] is None:
+            del d["env"]["triton"]
         return d
 
     def to_json(self, indent: int | None = None) -> str:
@@ -143,6 +146,7 @@ class Verdict:
                 torch=env.get("torch"),
                 device=str(env.get("device", "cpu")),
                 gpu=env.get("gpu"),
+                triton=env.get("triton"),
             ),
             tests=[TestResult.from_dict(t) for t in d.get("tests", [])],
             metrics={str(k): float(v) for k, v in (d.get("metrics") or {}).items()},

@@ -68,6 +68,10 @@ def test_exercise_is_valid(slug):
         jsonschema.validate(data, SCHEMA)
         assert data["passed"] + data["failed"] + data["skipped"] == data["total"] == len(data["tests"]), name
         assert data["trust"]["level"] == ("trusted" if name.startswith("trusted") else "local"), name
+        if "triton" in EXERCISES[slug].trusted_imports and "mutants/" not in name and "starter" not in name:
+            assert data["env"]["triton"] == ("compiled" if data["env"]["device"] == "cuda" else "interpreter"), name
+    if slug == "graph-bs-list":  # no Triton anywhere in it: the verdict says nothing of it
+        assert "triton" not in json.loads(ref.to_json())["env"]
 
 
 def test_schema_rejects_a_malformed_verdict():
