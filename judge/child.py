@@ -101,6 +101,7 @@ def main(config: dict) -> None:
             prepare(load_exercise(job["exercise"]))
         except Exception:  # noqa: BLE001 - the judging says what is wrong with the exercise
             pass
+        gc.freeze()  # and what prepare loaded: a judging's collection (harness.judge_source) walks only its own objects
         rc = sandbox.run_in_fork(judging)
         sandbox.kill_descendants()  # what the judging left running (its orphans are re-parented to us)
         _remove_all_but(workdir, kept)
