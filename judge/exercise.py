@@ -124,6 +124,9 @@ class Exercise:
     order: int = 0
     memory_limit_mb: int | None = None
     trusted_imports: list[str] = field(default_factory=list)  # modules a solution may import in trusted mode
+    # engine functions besides the targets that hold the answer (a kernel the target launches): trusted mode
+    # removes their bodies from the learner's copy of the engine too, so a submission cannot call them
+    withheld: list[Target] = field(default_factory=list)
     # the mutants (``mutants/<name>.py``) that stand for the commonest mistakes: Run must reject each of them
     run_catches: list[str] = field(default_factory=list)
     extra: dict = field(default_factory=dict)
@@ -135,7 +138,8 @@ class Exercise:
     tests_path = _file("tests.py")
     explanation_path = _file("explanation.md")
     hints_path = _file("hints.md", "The hints, revealed one at a time: Markdown, separated by lines of ``---``.")
-    solution_path = _file("solution.py", "Only for exercises whose targets are not in the engine; otherwise the "
+    solution_path = _file("solution.py", "Only for exercises whose targets are not in the engine, or whose engine code "
+                                         "calls a ``withheld`` helper (the solution holds it); otherwise the "
                                          "engine is the reference.")
 
     @property
@@ -229,7 +233,7 @@ def load_exercise(path: str | Path) -> Exercise:
     known = {
         "title", "chapter", "difficulty", "tags", "targets", "modes", "time_limit",
         "test_time_limit", "order", "memory_limit_mb", "trusted_imports",
-        "run_catches",
+        "run_catches", "withheld",
     }
     title = _field(data, "title", str, where)
     if not title.strip():
@@ -254,6 +258,12 @@ def load_exercise(path: str | Path) -> Exercise:
             raise ExerciseError(f"{where}: field 'targets'[{i}]: {e}") from None
     if len({t.spec for t in targets}) != len(targets):
         raise ExerciseError(f"{where}: field 'targets' lists a target twice")
+    withheld = []
+    for i, spec in enumerate(_str_list(data, "withheld", where, [])):
+        try:
+            withheld.append(Target.parse(spec))
+        except ValueError as e:
+            raise ExerciseError(f"{where}: field 'withheld'[{i}]: {e}") from None
     modes = _str_list(data, "modes", where, ["browser", "local"])
     for i, m in enumerate(modes):
         if m not in MODES:
@@ -280,6 +290,7 @@ def load_exercise(path: str | Path) -> Exercise:
         slug=slug, path=path, title=title, chapter=chapter, difficulty=difficulty, tags=tags,
         targets=targets, modes=modes, time_limit=time_limit, test_time_limit=test_time_limit,
         order=order, memory_limit_mb=memory, trusted_imports=trusted_imports, run_catches=run_catches,
+        withheld=withheld,
     )
     for p in (ex.statement_path, ex.starter_path, ex.tests_path, ex.explanation_path):
         if not p.is_file():

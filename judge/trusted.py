@@ -94,8 +94,9 @@ class LearnerTree:
 
 
 def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
-    """Build, under ``root``, what the learner's process sees: ``code/minisgl`` (the engine, the targets'
-    bodies removed), ``code/judge``, ``exercises/<slug>`` (public files only) and ``scratch/``."""
+    """Build, under ``root``, what the learner's process sees: ``code/minisgl`` (the engine, the bodies of the
+    targets and of the exercise's ``withheld`` functions removed), ``code/judge``, ``exercises/<slug>`` (public
+    files only) and ``scratch/``."""
     root = Path(root)
     code = root / "code"
     # the compiled files come along: copied with their sources' times, they stay valid
@@ -107,7 +108,7 @@ def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
     shutil.copytree(JUDGE_DIR, code / "judge")
     why = "the engine's own code for this target is not available in trusted judging"
     by_module: dict[str, set[tuple[str | None, str]]] = {}
-    for t in exercise.targets:
+    for t in exercise.targets + exercise.withheld:
         by_module.setdefault(t.module, set()).add((t.owner, t.name))
     for module, names in by_module.items():
         parts = module.split(".")

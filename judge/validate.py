@@ -129,6 +129,7 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
     if len(mutants) < MIN_MUTANTS:
         problems.append(f"only {len(mutants)} mutant(s) in mutants/ (at least {MIN_MUTANTS} expected)")
     problems.extend(run_catches_problems(e))
+    problems.extend(withheld_problems(e))
     problems.extend(table_problems(e))
     if modes is None:
         modes = ["local"] + (["gpu"] if "gpu" in e.modes and _cuda_here() else [])
@@ -182,6 +183,29 @@ def run_catches_problems(e: Exercise) -> list[str]:
     mutants = {f"mutants/{m.name}" for m in e.mutant_paths}
     return [f"{where} lists {name!r}, which is not one of the mutants ({', '.join(sorted(mutants)) or 'none'})"
             for name in e.run_catches if name not in mutants]
+
+
+def withheld_problems(e: Exercise) -> list[str]:
+    """Each of the exercise's ``withheld`` functions is defined where it says (read from the engine's source, as
+    trusted mode removes it: nothing imported)."""
+    from .exercise import REPO_ROOT
+
+    out = []
+    for t in e.withheld:
+        path = REPO_ROOT.joinpath(*t.module.split(".")).with_suffix(".py")
+        if not path.is_file():
+            path = REPO_ROOT.joinpath(*t.module.split("."), "__init__.py")
+        try:
+            tree = pyast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError) as err:
+            out.append(f"exercise.toml: field 'withheld': {t.spec}: cannot read {t.module}: {err}")
+            continue
+        body = tree.body
+        if t.owner is not None:
+            body = next((n.body for n in body if isinstance(n, ast.ClassDef) and n.name == t.owner), [])
+        if not any(isinstance(n, ast.FunctionDef) and n.name == t.name for n in body):
+            out.append(f"exercise.toml: field 'withheld': {t.module} defines no function {t.qualname}")
+    return out
 
 
 def run_accepts(v: Verdict) -> bool:

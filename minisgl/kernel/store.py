@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
@@ -38,7 +37,8 @@ def triton_available() -> bool:
 
 
 @functools.cache
-def _kernels() -> SimpleNamespace:
+def _store_kv_kernel():
+    """The store kernel, made on first use (importing the engine never imports Triton)."""
     import triton
     import triton.language as tl
 
@@ -53,6 +53,15 @@ def _kernels() -> SimpleNamespace:
         tl.store(k_cache_ptr + slot * ROW + cols, tl.load(k_ptr + src * k_stride + cols, mask=inside), mask=inside)
         tl.store(v_cache_ptr + slot * ROW + cols, tl.load(v_ptr + src * v_stride + cols, mask=inside), mask=inside)
 
+    return store_kv_kernel
+
+
+@functools.cache
+def _gather_rows_kernel():
+    """The gather kernel, made on first use."""
+    import triton
+    import triton.language as tl
+
     @triton.jit
     def gather_rows_kernel(weight_ptr, ids_ptr, out_ptr, DIM: tl.constexpr, BLOCK: tl.constexpr):
         token = tl.program_id(0)
@@ -62,7 +71,11 @@ def _kernels() -> SimpleNamespace:
         tl.store(out_ptr + token.to(tl.int64) * DIM + cols, tl.load(weight_ptr + row * DIM + cols, mask=inside),
                  mask=inside)
 
-    return SimpleNamespace(store_kv=store_kv_kernel, gather_rows=gather_rows_kernel, cdiv=triton.cdiv)
+    return gather_rows_kernel
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 def _rows(x: torch.Tensor, n: int, row: int, name: str) -> torch.Tensor:
@@ -87,10 +100,8 @@ def store_kv(k_cache: torch.Tensor, v_cache: torch.Tensor, k: torch.Tensor, v: t
         raise ValueError(f"K/V of {k.dtype}/{v.dtype} into caches of {k_cache.dtype}")
     row = k_cache[0].numel()
     k2, v2 = _rows(k, n, row, "k"), _rows(v, n, row, "v")
-    kern = _kernels()
-    grid = (n, kern.cdiv(row, BLOCK))
-    kern.store_kv[grid](k2, v2, k_cache, v_cache, out_loc.contiguous(), k2.stride(0), v2.stride(0),
-                        ROW=row, BLOCK=BLOCK)
+    _store_kv_kernel()[(n, _cdiv(row, BLOCK))](k2, v2, k_cache, v_cache, out_loc.contiguous(), k2.stride(0),
+                                               v2.stride(0), ROW=row, BLOCK=BLOCK)
 
 
 def gather_rows(weight: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
@@ -100,6 +111,5 @@ def gather_rows(weight: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
     n, dim = ids.numel(), weight.shape[1]
     out = torch.empty(n, dim, dtype=weight.dtype, device=weight.device)
     if n:
-        kern = _kernels()
-        kern.gather_rows[(n, kern.cdiv(dim, BLOCK))](weight, ids.contiguous(), out, DIM=dim, BLOCK=BLOCK)
+        _gather_rows_kernel()[(n, _cdiv(dim, BLOCK))](weight, ids.contiguous(), out, DIM=dim, BLOCK=BLOCK)
     return out
