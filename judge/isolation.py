@@ -403,7 +403,23 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
                 elif kind == "ended" and state is None:  # the last job's process and all it left are gone
                     warm = ended = True
                     break
-                elif kind == "ended":  # the job's process ended before its verdict
+                elif kind == "ended" and state is not None and state.loading:
+                    # the job's process (a fork) ended before its verdict, after the learner's code began: its
+                    # verdict is built here, and the child, which cleaned up after it as after any job, goes on
+                    rc = ev.get("rc")
+                    wall = (time.monotonic() - state.started) * 1000
+                    v = _ended_early(state, rc if isinstance(rc, int) else 0, fatal, _tail(child.log), wall, trust)
+                    outcomes.append(Outcome(v, state.checks, reported=False))
+                    fatal, state = None, None
+                    if len(outcomes) < len(jobs):
+                        state = _JobState(job=jobs[len(outcomes)], started=time.monotonic())
+                        state.token = child.send_job(jobs[len(outcomes)])
+                    elif key is not None:
+                        warm = ended = True  # its process and all it left are gone already
+                        break
+                    else:
+                        child.close_jobs()
+                elif kind == "ended":  # the job's process ended before the learner's code ran: ours
                     rc = ev.get("rc")
                     ended_rc = rc if isinstance(rc, int) else 0
                     ended = True
@@ -494,6 +510,13 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
                      f"{detail}\n{log[-800:]}", "error", "", wall, trust)
         return outcomes + [Outcome(v, state.checks, reported=False)]
 
+    v = _ended_early(state, rc, fatal, log, wall, trust)
+    return outcomes + [Outcome(v, state.checks, reported=False)]
+
+
+def _ended_early(state: _JobState, rc: int | None, fatal: str | None, log: str, wall: float, trust: Trust) -> Verdict:
+    """The verdict of a judging whose process ended (crashed, was killed, exited) after the learner's code began and
+    before it reported one."""
     if rc is not None and rc < 0:
         sig = _signal_name(rc)
         if sig == "SIGKILL":
@@ -510,16 +533,15 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
         msg += f"\n({fatal})"
     if log:
         msg += "\nLast output of the process:\n" + log[-800:]
-    v = _partial(state, "runtime_error", msg, "error", msg if state.current else "", wall, trust)
-    return outcomes + [Outcome(v, state.checks, reported=False)]
+    return _partial(state, "runtime_error", msg, "error", msg if state.current else "", wall, trust)
 
 
 def judge_isolated(judgings: list[Judging], *, limits: Limits | None = None,
                    spec: ChildSpec | None = None) -> list[Outcome]:
     """The isolated layer's one entry: judge each of ``judgings`` in a clean binding, in as few child
-    processes as possible, and return an outcome per judging, in order. A judging that ends its child or
-    its own process without a verdict (a timeout, a crash, ``os._exit``) gets a verdict built here, and the
-    rest go to a new child.
+    processes as possible, and return an outcome per judging, in order. A judging that ends its own process (a
+    fork of the child) without a verdict (a crash, ``os._exit``) gets a verdict built here, and the child goes on
+    with the rest; one that ends the child, or runs out of time, gets one too, and the rest go to a new child.
 
     ``limits``: the first judging's exercise's (``Limits.for_exercise``) when None; ``spec``: how each
     child starts (``local_spec()`` when None: the repository's judge and engine)."""
