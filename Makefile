@@ -63,11 +63,21 @@ job-image: install
 	@if docker info >/dev/null 2>&1; then $(PYTHON) docker/build.py job --offline; \
 	else echo "no Docker daemon: the job image is not built (the grading server's container tests will say so)"; fi
 
-# the set-up of `make test`, its independent parts side by side (the image's downloads beside the models' conversion)
+# the set-up of `make test`, its independent parts side by side
 test-setup:
-	$(MAKE) -j3 --output-sync=target models browser site lint browser-venv job-image
+	$(MAKE) -j3 --output-sync=target models browser site lint browser-venv
+
+# the job image is built in the background beside pytest (its downloads and unpacking beside the tests): the tests
+# that need it wait for its status (tests/server/conftest.py, job_image)
+JOB_IMAGE_STATUS := .cache/job-image.status
 
 test: test-setup
+	@mkdir -p .cache && rm -f $(JOB_IMAGE_STATUS)
+	@if docker info >/dev/null 2>&1; then \
+	  ($(PYTHON) docker/build.py job --offline > .cache/job-image.log 2>&1; echo $$? > $(JOB_IMAGE_STATUS).tmp; \
+	   mv $(JOB_IMAGE_STATUS).tmp $(JOB_IMAGE_STATUS)) & \
+	  export MINISGL_TEST_JOB_IMAGE_BUILD=$(CURDIR)/$(JOB_IMAGE_STATUS); \
+	else echo "no Docker daemon: the job image is not built (the grading server's container tests will say so)"; fi; \
 	$(PYTHON) -m pytest -q -ra -n 2 --dist loadfile --no-loadscope-reorder --durations=40
 
 # the whole bank as maintainers check it before a release: every mutant under 10 seeds, same verdicts trusted (about

@@ -3,17 +3,13 @@ the site under gunicorn, runners as processes, the Docker daemon and the CPU job
 
 from __future__ import annotations
 
-import fcntl
 import os
-import subprocess
-import sys
-import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.server.pieces import (
-    ROOT,
     Accounts,
     PgCluster,
     Site,
@@ -91,19 +87,28 @@ def docker_daemon():
     return True
 
 
+# `make test` builds the job image in the background beside pytest and writes its exit status here when done
+JOB_IMAGE_BUILD = os.environ.get("MINISGL_TEST_JOB_IMAGE_BUILD")
+JOB_IMAGE_WAIT_S = 1200.0
+
+
 @pytest.fixture(scope="session")
 def job_image(docker_daemon):
-    """The CPU job image, built offline when missing (debootstrap base, host wheels): see docker/build.py."""
+    """The CPU job image (docker/build.py: debootstrap base, host wheels), waited for where `make test` builds it."""
     import docker
 
-    client = docker.from_env()
-    build = os.environ.get("MINISGL_TEST_BUILD_IMAGE") == "1"
-    if build:  # `make test` (CI) has built it from this checkout already (make job-image), beside the other set-up
-        with open(Path(tempfile.gettempdir()) / "minisgl-job-image.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # pytest-xdist's workers build it one at a time (the second: cached)
-            subprocess.run([sys.executable, str(ROOT / "docker" / "build.py"), "job", "--offline"], check=True)
+    if JOB_IMAGE_BUILD:
+        status = Path(JOB_IMAGE_BUILD)
+        deadline = time.monotonic() + JOB_IMAGE_WAIT_S
+        while not status.exists():
+            assert time.monotonic() < deadline, f"the job image's build did not end within {JOB_IMAGE_WAIT_S:g} s"
+            time.sleep(1)
+        time.sleep(0.2)  # the status is written in one go, but give the writer its moment
+        log = status.with_suffix(".log")
+        tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+        assert status.read_text().strip() == "0", f"the job image's build failed:\n{tail}"
     try:
-        client.images.get(JOB_IMAGE)
+        docker.from_env().images.get(JOB_IMAGE)
     except docker.errors.ImageNotFound:
         need(False, f"the job image {JOB_IMAGE} is missing: python docker/build.py job --offline")
     return JOB_IMAGE
