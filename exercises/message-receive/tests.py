@@ -186,7 +186,7 @@ def test_waits_for_a_message_with_a_timeout():
     g = rng()
     with channel() as (rx, tx, _):
         sent = messages(g, 1)
-        t = send_later(tx, [encode(m) for m in sent], g.uniform(0.15, 0.3))
+        t = send_later(tx, [encode(m) for m in sent], g.uniform(0.05, 0.1))
         got = rx.recv(g.randint(1000, 2000))
         t.join()
         assert plain(got) == plain(sent), "the message sent during recv's wait is returned (timeout in ms)"
@@ -197,7 +197,7 @@ def test_waits_forever_with_none():
     g = rng()
     with channel() as (rx, tx, _):
         sent = messages(g, 2)
-        t = send_later(tx, [encode(m) for m in sent], g.uniform(0.15, 0.3))
+        t = send_later(tx, [encode(m) for m in sent], g.uniform(0.05, 0.1))
         got = rx.recv(None)
         first = len(got)
         t.join()
