@@ -1,8 +1,8 @@
 """Exercise gather-rows-kernel: gather_rows, the embedding lookup as a Triton kernel and its launcher.
 
-Your code runs as if written in minisgl/kernel/store.py (torch is imported there, and BLOCK = 256, the columns one
-program copies, is defined there). On a CPU the judge runs your kernel in Triton's interpreter; on a GPU runner it
-is compiled.
+Your code runs as if written in minisgl/kernel/store.py: that module's names are in scope without an import, among
+them BLOCK (256, the columns one program copies). On a CPU the judge runs your kernel in Triton's interpreter; on a
+GPU runner it is compiled.
 """
 
 from __future__ import annotations

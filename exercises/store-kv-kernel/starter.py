@@ -1,7 +1,8 @@
 """Exercise store-kv-kernel: a Triton kernel that stores a batch's K and V into the paged pool, and its launcher.
 
-Your code runs as if written in minisgl/kernel/store.py (torch is imported there, and BLOCK = 256). On a CPU the
-judge runs your kernel in Triton's interpreter (TRITON_INTERPRET=1); on the GPU runner it is compiled.
+Your code runs as if written in minisgl/kernel/store.py: that module's names are in scope without an import, among
+them BLOCK (256) and the helper _rows (see the statement). On a CPU the judge runs your kernel in Triton's
+interpreter (TRITON_INTERPRET=1); on the GPU runner it is compiled.
 """
 
 from __future__ import annotations
