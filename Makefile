@@ -78,7 +78,7 @@ test: test-setup
 	   mv $(JOB_IMAGE_STATUS).tmp $(JOB_IMAGE_STATUS)) & \
 	  export MINISGL_TEST_JOB_IMAGE_BUILD=$(CURDIR)/$(JOB_IMAGE_STATUS); \
 	else echo "no Docker daemon: the job image is not built (the grading server's container tests will say so)"; fi; \
-	$(PYTHON) -m pytest -q -ra -n 3 --dist loadfile --no-loadscope-reorder --durations=40
+	$(PYTHON) -m pytest -q -ra -n 2 --dist loadfile --no-loadscope-reorder --durations=40
 
 # the whole bank as maintainers check it before a release: every mutant under 10 seeds, same verdicts trusted (about
 # 15 minutes on 2 cores); then every file of every browser exercise in Pyodide (Node), with the per-test statuses of

@@ -46,8 +46,8 @@ def chromium_browser():
         browser.close()
 
 
-# The longest files first (in the order of their time on CI's 2 cores), so that the three workers of `make test`
-# (`-n 3 --dist loadfile --no-loadscope-reorder`: one file at a time, in collection order) finish together.
+# The longest files first (in the order of their time on CI's 2 cores), so that the two workers of `make test`
+# (`-n 2 --dist loadfile --no-loadscope-reorder`: one file at a time, in collection order) finish together.
 LONGEST_FIRST = (
     "test_bank.py",
     "test_bank_browser.py",
