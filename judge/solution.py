@@ -74,7 +74,8 @@ def _assemble(exercise: Exercise, found: list[tuple[str | None, str, str]]) -> s
     return "".join(out).rstrip() + "\n"
 
 
-def _module_file(module: str) -> Path:
+def module_file(module: str) -> Path:
+    """The source file of the engine's ``module``, found without importing it."""
     spec = importlib.util.find_spec(module.split(".")[0])
     if spec is None or not spec.submodule_search_locations:
         raise TargetResolveError(f"cannot find the package of {module}")
@@ -88,7 +89,7 @@ def _module_file(module: str) -> Path:
 def _definition(module: str, owner: str | None, name: str, seen: int = 0) -> tuple[str, str]:
     """A function's (or a method's, looked up along the class's bases as Python would) source and file, read
     with ``ast`` from the module's file: what inspect.getsource gives, without importing the module."""
-    path = _module_file(module)
+    path = module_file(module)
     text = path.read_text(encoding="utf-8")
     tree = pyast.parse(text)
     lines = text.splitlines(True)
@@ -125,7 +126,7 @@ def _imported(tree: ast.Module, name: str, module: str) -> str | None:
         if isinstance(node, ast.ImportFrom) and any(a.name == name and a.asname is None for a in node.names):
             if node.level == 0:
                 return node.module
-            parts = module.split(".") if _module_file(module).name == "__init__.py" else module.split(".")[:-1]
+            parts = module.split(".") if module_file(module).name == "__init__.py" else module.split(".")[:-1]
             parts = parts[: len(parts) - (node.level - 1)]
             return ".".join(parts + ([node.module] if node.module else []))
     return None

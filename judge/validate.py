@@ -188,16 +188,14 @@ def run_catches_problems(e: Exercise) -> list[str]:
 def withheld_problems(e: Exercise) -> list[str]:
     """Each of the exercise's ``withheld`` functions is defined where it says (read from the engine's source, as
     trusted mode removes it: nothing imported)."""
-    from .exercise import REPO_ROOT
+    from .binding import TargetResolveError
+    from .solution import module_file
 
     out = []
     for t in e.withheld:
-        path = REPO_ROOT.joinpath(*t.module.split(".")).with_suffix(".py")
-        if not path.is_file():
-            path = REPO_ROOT.joinpath(*t.module.split("."), "__init__.py")
         try:
-            tree = pyast.parse(path.read_text(encoding="utf-8"))
-        except (OSError, SyntaxError) as err:
+            tree = pyast.parse(module_file(t.module).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, TargetResolveError) as err:
             out.append(f"exercise.toml: field 'withheld': {t.spec}: cannot read {t.module}: {err}")
             continue
         body = tree.body
