@@ -250,6 +250,61 @@ def tiny_model(arch: str = "qwen3", *, gqa: bool = True, tied: bool = False,
     return final
 
 
+_DERIVED: dict[tuple, Path] = {}  # models derived here, one temporary folder each per process
+
+
+def tiny_model_one_kv_head(arch: str = "llama") -> Path:
+    """`tiny_model(arch)` with one K/V head: its K and V projections cut to head 0's rows (every rank of a
+    tensor-parallel run keeps a replica of it). Written once per process into a temporary folder."""
+    import json
+
+    key = ("one-kv-head", arch)
+    if key not in _DERIVED:
+        from safetensors.torch import load_file, save_file
+
+        src, dst = tiny_model(arch), Path(tempfile.mkdtemp(prefix=f"tiny-{arch}-kv1-"))
+        for f in src.iterdir():
+            if f.name not in ("config.json", "model.safetensors"):
+                shutil.copy(f, dst / f.name)
+        config = json.loads((src / "config.json").read_text())
+        config["num_key_value_heads"] = 1
+        (dst / "config.json").write_text(json.dumps(config))
+        d = config["head_dim"]
+        weights = {k: (v[:d].clone() if ".k_proj." in k or ".v_proj." in k else v)
+                   for k, v in load_file(src / "model.safetensors").items()}
+        save_file(weights, dst / "model.safetensors", metadata={"format": "pt"})
+        _make_readable(dst)
+        _DERIVED[key] = dst
+    return _DERIVED[key]
+
+
+def tiny_moe(norm_topk_prob: bool, seed: int, gate_std: float = 0.1) -> Path:
+    """A tiny random Qwen3-MoE (8 experts, top-2; layer 1 dense among three), written with transformers once per
+    process into a temporary folder. Its routers' weights are drawn with ``gate_std``: at 0.1 the top-2 hold about
+    half the probability (renormalising matters), at 0.5 the choices are clear-cut."""
+    key = ("moe", norm_topk_prob, seed, gate_std)
+    if key not in _DERIVED:
+        import torch
+        from transformers import AutoModelForCausalLM, Qwen3MoeConfig
+
+        config = Qwen3MoeConfig(vocab_size=512, hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                                num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                                num_experts=8, num_experts_per_tok=2, norm_topk_prob=norm_topk_prob,
+                                decoder_sparse_step=1, mlp_only_layers=[1], max_position_embeddings=256,
+                                eos_token_id=2, bos_token_id=1, initializer_range=0.1)
+        torch.manual_seed(seed)
+        model = AutoModelForCausalLM.from_config(config)
+        with torch.no_grad():
+            for layer in model.model.layers:
+                if hasattr(layer.mlp, "gate"):
+                    layer.mlp.gate.weight.normal_(0, gate_std)
+        folder = Path(tempfile.mkdtemp(prefix="tiny-moe-"))
+        model.save_pretrained(folder)
+        _make_readable(folder)
+        _DERIVED[key] = folder
+    return _DERIVED[key]
+
+
 # --------------------------------------------------------------------------------------------
 # The Hugging Face reference
 
@@ -340,6 +395,23 @@ def hf_greedy_with_margins(
         if len(new) != max_new_tokens:
             raise RuntimeError(f"hf_greedy: expected {max_new_tokens} new tokens, got {len(new)}")
     return outputs, margins
+
+
+def greedy_differences(got: list[list[int]], want: list[list[int]], margins: list[list[float]],
+                       tie: float) -> list[tuple[int, int | None, list[int], list[int]]]:
+    """(prompt, first differing step, ours, transformers') for each prompt whose tokens differ from
+    transformers' (``want``, with ``margins`` from `hf_greedy_with_margins`) other than by a near-tie: where
+    they first differ, transformers' two best logits within ``tie`` (float rounding may pick either; the rest
+    of that prompt is not compared). A different length is a difference, and so is a prompt missing from ``got``
+    (its tokens: [])."""
+    out = []
+    for i, (b, m) in enumerate(zip(want, margins, strict=True)):
+        a = list(got[i]) if i < len(got) else []
+        step = next((s for s, (x, y) in enumerate(zip(a, b)) if x != y), None)
+        if (step is not None and m[step] >= tie) or len(a) != len(b):
+            out.append((i, step, a, list(b)))
+    out += [(i, None, list(a), []) for i, a in enumerate(got) if i >= len(want)]
+    return out
 
 
 # --------------------------------------------------------------------------------------------

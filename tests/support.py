@@ -71,12 +71,9 @@ def assert_greedy_equal(got: list[list[int]], want: list[list[int]], margins: li
     """Each prompt's tokens equal transformers' (``want``), except that where one first differs, transformers'
     top-2 logits at that step must be within TIE (a float near-tie; the rest of that prompt is not compared).
     Returns how many prompts ended on such a tie."""
-    ties = 0
-    for i, (g, w, m) in enumerate(zip(got, want, margins)):
-        step = next((s for s, (a, b) in enumerate(zip(g, w)) if a != b), None)
-        if step is None:
-            assert len(g) == len(w), f"{what}, prompt {i}: {len(g)} tokens, not {len(w)}"
-            continue
-        assert m[step] < TIE, f"{what}, prompt {i}, step {step}: {g} != transformers' {w} (margin {m[step]})"
-        ties += 1
-    return ties
+    from minisgl.testing import greedy_differences
+
+    differences = greedy_differences(got, want, margins, TIE)
+    assert not differences, (f"{what}: (prompt, first differing step, ours, transformers') where they differ by more "
+                             f"than a near-tie (top-2 logits within {TIE}): {differences}")
+    return sum(list(g) != list(w) for g, w in zip(got, want))

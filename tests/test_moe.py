@@ -16,34 +16,16 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 from minisgl.core import SamplingParams
 from minisgl.llm import LLM
 from minisgl.moe import MOE_BACKENDS, moe_align_block_size, route
-from minisgl.testing import hf_greedy_with_margins
+from minisgl.testing import hf_greedy_with_margins, tiny_moe
 from tests.support import assert_greedy_equal
 
 PROMPTS = [[1, 2, 3, 4, 5], [7, 8], [9] * 20, [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5], [400, 17]]
 N = 8
 
 
-def _tiny_moe(folder, norm_topk_prob: bool):
-    from transformers import AutoModelForCausalLM, Qwen3MoeConfig
-
-    config = Qwen3MoeConfig(vocab_size=512, hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
-                            num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                            num_experts=8, num_experts_per_tok=2, norm_topk_prob=norm_topk_prob,
-                            decoder_sparse_step=1, mlp_only_layers=[1], max_position_embeddings=256,
-                            eos_token_id=2, bos_token_id=1)
-    torch.manual_seed(3)
-    model = AutoModelForCausalLM.from_config(config)
-    with torch.no_grad():  # a sharper router than the default init, so that top-2 choices are clear-cut
-        for layer in model.model.layers:
-            if hasattr(layer.mlp, "gate"):
-                layer.mlp.gate.weight.normal_(0, 0.5)
-    model.save_pretrained(folder)
-    return folder
-
-
 @pytest.fixture(scope="module", params=[True, False], ids=["norm_topk_prob", "raw_topk_weights"])
-def moe_model(request, tmp_path_factory):
-    path = _tiny_moe(tmp_path_factory.mktemp("moe"), request.param)
+def moe_model(request):
+    path = tiny_moe(request.param, seed=3, gate_std=0.5)  # a sharp router: top-2 choices clear-cut
     hf, margins = hf_greedy_with_margins(path, PROMPTS, N)
     return path, hf, margins
 

@@ -343,3 +343,34 @@ def test_smollm2_greedy_goes_past_eos():
     eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
     assert eos in answer[:-1]  # the answer ends with EOS, and generation went on after it
     assert "Paris" in tokenizer.decode(answer[: answer.index(eos)])
+
+
+def test_greedy_differences_forgive_only_a_near_tie_at_the_first_difference():
+    want, margins = [[5, 6, 7], [1, 2, 3], [4, 4, 4]], [[1.0, 1.0, 1.0], [1.0, 1e-6, 1.0], [1.0, 1.0, 1.0]]
+    assert testing.greedy_differences([[5, 6, 7], [1, 9, 9], [4, 4, 4]], want, margins, 1e-4) == []  # a tie at step 1
+    assert testing.greedy_differences([[5, 6, 8], [1, 2, 3], [4, 4, 4]], want, margins, 1e-4) == \
+        [(0, 2, [5, 6, 8], [5, 6, 7])]
+    assert testing.greedy_differences([[5, 6, 7], [1, 9, 9], [4, 4, 4]], want, margins, 1e-7)[0][:2] == (1, 1)
+    assert testing.greedy_differences([[5, 6], [1, 2, 3], [4, 4, 4]], want, margins, 1e-4) == \
+        [(0, None, [5, 6], [5, 6, 7])]  # shorter: a difference
+    assert testing.greedy_differences([[5, 6, 7], [1, 2, 3]], want, margins, 1e-4) == [(2, None, [], [4, 4, 4])]
+    assert testing.greedy_differences(want + [[1]], want, margins, 1e-4) == [(3, None, [1], [])]
+
+
+def test_the_derived_tiny_models_are_what_they_say():
+    from safetensors.torch import load_file
+
+    kv1 = testing.tiny_model_one_kv_head("llama")
+    assert testing.tiny_model_one_kv_head("llama") == kv1  # once per process
+    config = json.loads((kv1 / "config.json").read_text())
+    full = load_file(testing.tiny_model("llama") / "model.safetensors")
+    cut = load_file(kv1 / "model.safetensors")
+    assert config["num_key_value_heads"] == 1 and (kv1 / "tokenizer.json").is_file()
+    k = "model.layers.0.self_attn.k_proj.weight"
+    assert torch.equal(cut[k], full[k][:config["head_dim"]])
+    q = "model.layers.0.self_attn.q_proj.weight"
+    assert torch.equal(cut[q], full[q])
+    moe = testing.tiny_moe(False, 3)
+    moe_config = json.loads((moe / "config.json").read_text())
+    assert (moe_config["num_local_experts"], moe_config["num_experts_per_tok"], moe_config["norm_topk_prob"]) == (8, 2, False)
+    assert testing.tiny_moe(False, 3) == moe and testing.tiny_moe(True, 3) != moe

@@ -16,7 +16,7 @@ import pytest
 from minisgl.core import SamplingParams
 from minisgl.distributed.ranks import RankDiedError
 from minisgl.llm import LLM
-from minisgl.testing import hf_greedy_with_margins, smollm2_path, tiny_model
+from minisgl.testing import hf_greedy_with_margins, smollm2_path, tiny_model, tiny_model_one_kv_head
 from tests.support import assert_greedy_equal
 
 N = 10  # tokens per prompt
@@ -25,23 +25,10 @@ PROMPTS = [[1, 2, 3, 4, 5], [7, 8], [9] * 12, [3, 1, 4, 1, 5, 9, 2, 6], [42], [1
 ENGINE = dict(page_size=4, chunked_prefill_size=8, linear_backend="default", max_seq_len_override=128)
 
 
-def _kv1_llama(folder: Path) -> Path:
-    """The tiny Llama with one K/V head (every rank keeps a replica of it), random weights."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    src = tiny_model("llama")
-    config = AutoConfig.from_pretrained(src)
-    config.num_key_value_heads = 1
-    torch.manual_seed(1)
-    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
-    return folder
-
-
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
+def models():
     return {"llama, 2 K/V heads": tiny_model("llama"), "qwen3, 4 K/V heads": tiny_model("qwen3", gqa=False),
-            "llama, 1 K/V head": _kv1_llama(tmp_path_factory.mktemp("kv1"))}
+            "llama, 1 K/V head": tiny_model_one_kv_head("llama")}
 
 
 def _prompts(path: Path) -> list[list[int]]:

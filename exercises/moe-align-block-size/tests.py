@@ -5,7 +5,7 @@ run with the fused_torch backend (which reads the layout) against transformers."
 import torch
 import transformers.models.qwen3_moe.modeling_qwen3_moe  # noqa: F401 - the warm judge imports it once, not each judging
 
-from judge.testing import engine_device, hidden_prompts, rng
+from judge.testing import TIE, engine_device, hidden_prompts, rng
 from minisgl.moe.align import moe_align_block_size
 
 
@@ -190,35 +190,6 @@ def test_random_layouts():
 
 # ------------------------------------------------------------------------------------------- end to end
 
-_MODELS: dict = {}
-
-
-def tiny_moe(norm_topk_prob: bool, seed: int) -> str:
-    """A tiny random Qwen3-MoE (8 experts, top-2; layer 1 dense), written with transformers into a temporary
-    folder (once per process)."""
-    key = (norm_topk_prob, seed)
-    if key not in _MODELS:
-        import tempfile
-
-        from transformers import AutoModelForCausalLM, Qwen3MoeConfig
-
-        config = Qwen3MoeConfig(vocab_size=512, hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
-                                num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                                num_experts=8, num_experts_per_tok=2, norm_topk_prob=norm_topk_prob,
-                                decoder_sparse_step=1, mlp_only_layers=[1], max_position_embeddings=256,
-                                eos_token_id=2, bos_token_id=1, initializer_range=0.1)
-        torch.manual_seed(seed)
-        model = AutoModelForCausalLM.from_config(config)
-        with torch.no_grad():  # a router whose top-2 hold about half the probability
-            for layer in model.model.layers:
-                if hasattr(layer.mlp, "gate"):
-                    layer.mlp.gate.weight.normal_(0, 0.1)
-        folder = tempfile.mkdtemp(prefix="tiny-moe-")
-        model.save_pretrained(folder)
-        _MODELS[key] = folder
-    return _MODELS[key]
-
-
 def engine_tokens(path: str, prompts, n: int, page_size: int) -> list:
     from minisgl.core import SamplingParams
     from minisgl.llm import LLM
@@ -233,26 +204,15 @@ def engine_tokens(path: str, prompts, n: int, page_size: int) -> list:
     return [list(o["token_ids"]) for o in out]
 
 
-def differences(got, want, margins) -> list:
-    """(prompt, step, ours, transformers') of the first difference in each prompt that is not a near-tie (the two
-    best logits of transformers within 1e-4: float rounding may pick either)."""
-    out = []
-    for i, (a, b, m) in enumerate(zip(got, want, margins)):
-        step = next((s for s, (x, y) in enumerate(zip(a, b)) if x != y), None)
-        if (step is not None and m[step] >= 1e-4) or len(a) != len(b):
-            out.append((i, step, a, b))
-    return out
-
-
 def test_engine_same_tokens_as_transformers():
     """A tiny random Qwen3-MoE run with the fused_torch backend (your layout, block size 16): transformers' greedy
     tokens (a near-tie may go either way)."""
-    from minisgl.testing import hf_greedy_with_margins
+    from minisgl.testing import greedy_differences, hf_greedy_with_margins, tiny_moe
 
     r = rng()
     prompts = hidden_prompts(4, 2, 14, r=r)
     path = tiny_moe(r.random() < 0.5, r.randrange(1000))
     got = engine_tokens(path, prompts, 6, r.choice([1, 2, 4]))
     want, margins = hf_greedy_with_margins(path, prompts, 6)
-    assert differences(got, want, margins) == [], \
+    assert greedy_differences(got, want, margins, TIE) == [], \
         "(prompt, first differing step, your tokens, transformers') where they differ"

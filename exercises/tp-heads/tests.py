@@ -2,15 +2,11 @@
 its rank, check_tp_size's accepted and refused sizes and the numbers in its messages; then tiny models with 1, 2
 and 4 K/V heads generating with 2 and 4 rank threads (tensors exchanged in memory) against transformers."""
 
-import json
 import re
-import shutil
-import tempfile
-from pathlib import Path
 
 import transformers.models.llama.modeling_llama  # noqa: F401 - the warm judge imports it once, not each judging
 
-from judge.testing import expected, hidden_prompts, rng
+from judge.testing import TIE, expected, hidden_prompts, rng
 from minisgl.distributed.info import TPInfo
 from minisgl.distributed.shard import check_tp_size, kv_head_range
 from minisgl.models.config import ModelConfig
@@ -211,45 +207,12 @@ def test_mixture_of_experts():
 
 # ------------------------------------------------------------------------------------------- end to end
 
-_MODELS: dict = {}
-
-
 def model(kv: int) -> str:
     """A tiny random Llama (4 q heads) with 1 (its K/V rows cut to head 0), 2 or 4 K/V heads."""
-    if kv not in _MODELS:
-        from minisgl.testing import tiny_model
+    from minisgl.testing import tiny_model, tiny_model_one_kv_head
 
-        if kv == 4:
-            _MODELS[kv] = str(tiny_model("llama", gqa=False))
-        elif kv == 2:
-            _MODELS[kv] = str(tiny_model("llama"))
-        else:
-            from safetensors.torch import load_file, save_file
-
-            src, dst = tiny_model("llama"), Path(tempfile.mkdtemp(prefix="tiny-kv1-"))
-            for f in src.iterdir():
-                if f.name not in ("config.json", "model.safetensors"):
-                    shutil.copy(f, dst / f.name)
-            c = json.loads((src / "config.json").read_text())
-            c["num_key_value_heads"] = 1
-            (dst / "config.json").write_text(json.dumps(c))
-            d = c["head_dim"]
-            weights = {k: (v[:d].clone() if ".k_proj." in k or ".v_proj." in k else v)
-                       for k, v in load_file(src / "model.safetensors").items()}
-            save_file(weights, dst / "model.safetensors", metadata={"format": "pt"})
-            _MODELS[kv] = str(dst)
-    return _MODELS[kv]
-
-
-def differences(got, want, margins) -> list:
-    """(prompt, step, ours, transformers') of the first difference in each prompt that is not a near-tie (the two
-    best logits of transformers within 1e-4: float rounding may pick either)."""
-    out = []
-    for i, (a, b, m) in enumerate(zip(got, want, margins)):
-        step = next((s for s, (x, y) in enumerate(zip(a, b)) if x != y), None)
-        if (step is not None and m[step] >= 1e-4) or len(a) != len(b):
-            out.append((i, step, a, b))
-    return out
+    return str({4: lambda: tiny_model("llama", gqa=False), 2: lambda: tiny_model("llama"),
+                1: lambda: tiny_model_one_kv_head("llama")}[kv]())
 
 
 def thread_tokens(kv: int, size: int, prompts, n: int, page_size: int) -> list:
@@ -265,7 +228,7 @@ def thread_tokens(kv: int, size: int, prompts, n: int, page_size: int) -> list:
 def test_engine_same_tokens_as_transformers():
     """Tiny Llamas with 1, 2 and 4 K/V heads (replicated, split one each, split two each), 2 and 4 rank threads:
     the greedy tokens equal transformers' (a near-tie may go either way)."""
-    from minisgl.testing import hf_greedy_with_margins
+    from minisgl.testing import greedy_differences, hf_greedy_with_margins
 
     r = rng()
     prompts = hidden_prompts(3, 2, 12, r=r)
@@ -273,5 +236,5 @@ def test_engine_same_tokens_as_transformers():
         want, margins = hf_greedy_with_margins(model(kv), prompts, 6)
         for size in (2, 4):
             got = thread_tokens(kv, size, prompts, 6, r.choice([1, 2, 4]))
-            assert differences(got, want, margins) == [], \
+            assert greedy_differences(got, want, margins, TIE) == [], \
                 f"{kv} K/V heads, {size} ranks: (prompt, first differing step, your tokens, transformers')"

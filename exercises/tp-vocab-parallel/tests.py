@@ -2,16 +2,12 @@
 against one rank's full computation; qkv_rows on many shapes, its rows checked against the full weight; then tiny
 models generating with 2 and 4 rank threads against transformers."""
 
-import json
-import shutil
-import tempfile
-from pathlib import Path
 
 import torch
 import transformers.models.llama.modeling_llama  # noqa: F401 - the warm judge imports it once, not each judging
 import transformers.models.qwen3.modeling_qwen3  # noqa: F401 - the warm judge imports it once, not each judging
 
-from judge.testing import expected, hidden_prompts, rng
+from judge.testing import TIE, expected, hidden_prompts, rng
 from minisgl.distributed.info import TPInfo
 from minisgl.distributed.shard import kv_head_range, qkv_rows, row_parallel
 from minisgl.distributed.threads import run_rank_threads
@@ -280,49 +276,16 @@ def test_shard_model_weights_against_the_full_model():
 
 # ------------------------------------------------------------------------------------------- end to end
 
-_MODELS: dict = {}
-
-
 def model(kv: int, tied: bool = False) -> str:
     """A tiny random model (4 q heads): Llama with 1 (its K/V rows cut to head 0) or 2 K/V heads, Qwen3 with 4 and
     an untied head, or with 2 and a tied one."""
-    key = (kv, tied)
-    if key not in _MODELS:
-        from minisgl.testing import tiny_model
+    from minisgl.testing import tiny_model, tiny_model_one_kv_head
 
-        if kv == 4:
-            _MODELS[key] = str(tiny_model("qwen3", gqa=False))
-        elif tied:
-            _MODELS[key] = str(tiny_model("qwen3", tied=True))
-        elif kv == 2:
-            _MODELS[key] = str(tiny_model("llama"))
-        else:
-            from safetensors.torch import load_file, save_file
-
-            src, dst = tiny_model("llama"), Path(tempfile.mkdtemp(prefix="tiny-kv1-"))
-            for f in src.iterdir():
-                if f.name not in ("config.json", "model.safetensors"):
-                    shutil.copy(f, dst / f.name)
-            c = json.loads((src / "config.json").read_text())
-            c["num_key_value_heads"] = 1
-            (dst / "config.json").write_text(json.dumps(c))
-            d = c["head_dim"]
-            weights = {k: (v[:d].clone() if ".k_proj." in k or ".v_proj." in k else v)
-                       for k, v in load_file(src / "model.safetensors").items()}
-            save_file(weights, dst / "model.safetensors", metadata={"format": "pt"})
-            _MODELS[key] = str(dst)
-    return _MODELS[key]
-
-
-def differences(got, want, margins) -> list:
-    """(prompt, step, ours, transformers') of the first difference in each prompt that is not a near-tie (the two
-    best logits of transformers within 1e-4: float rounding may pick either)."""
-    out = []
-    for i, (a, b, m) in enumerate(zip(got, want, margins)):
-        step = next((s for s, (x, y) in enumerate(zip(a, b)) if x != y), None)
-        if (step is not None and m[step] >= 1e-4) or len(a) != len(b):
-            out.append((i, step, a, b))
-    return out
+    if kv == 4:
+        return str(tiny_model("qwen3", gqa=False))
+    if tied:
+        return str(tiny_model("qwen3", tied=True))
+    return str(tiny_model("llama") if kv == 2 else tiny_model_one_kv_head("llama"))
 
 
 def thread_tokens(path: str, size: int, prompts, n: int, page_size: int) -> list:
@@ -338,7 +301,7 @@ def thread_tokens(path: str, size: int, prompts, n: int, page_size: int) -> list
 def test_engine_same_tokens_as_transformers():
     """Tiny models with 1, 2 and 4 K/V heads and a tied LM head, 2 and 4 rank threads, a prompt of every slice's
     edge ids among drawn ones: the greedy tokens equal transformers' (a near-tie may go either way)."""
-    from minisgl.testing import hf_greedy_with_margins
+    from minisgl.testing import greedy_differences, hf_greedy_with_margins
 
     r = rng()
     prompts = hidden_prompts(2, 2, 12, r=r) + [edges(512, 4), edges(512, 2)[::-1]]
@@ -347,6 +310,6 @@ def test_engine_same_tokens_as_transformers():
         want, margins = hf_greedy_with_margins(path, prompts, 6)
         for size in (2, 4):
             got = thread_tokens(path, size, prompts, 6, r.choice([1, 2, 4]))
-            assert differences(got, want, margins) == [], \
+            assert greedy_differences(got, want, margins, TIE) == [], \
                 f"{kv} K/V heads{', tied LM head' if tied else ''}, {size} ranks: (prompt, first differing step, " \
                 "your tokens, transformers')"
