@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import math
+import re
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -309,17 +310,74 @@ class Observation:
     right: Any
     opts: dict
     ok: bool | None  # None: a side was hidden, the referee decides
+    # for the referee's message (shown, never decided on): where ok is None, the plain scalars the assert's message
+    # shows (``{n}``); where ok is False, the message as this process built it (the test stops there)
+    names: dict[str, Any] = field(default_factory=dict)
+    said: str = ""
 
     def to_wire(self) -> dict:
-        return {"test": self.test, "index": self.index, "line": self.line, "op": self.op,
-                "left": to_wire(self.left), "right": to_wire(self.right), "opts": to_wire(self.opts),
-                "ok": self.ok}
+        d = {"test": self.test, "index": self.index, "line": self.line, "op": self.op,
+             "left": to_wire(self.left), "right": to_wire(self.right), "opts": to_wire(self.opts), "ok": self.ok}
+        if self.names:
+            d["names"] = {k: to_wire(v) for k, v in self.names.items()}
+        if self.said:
+            d["said"] = self.said
+        return d
 
     @classmethod
     def from_wire(cls, d: dict) -> Observation:
+        names = d.get("names") or {}
+        names = {str(k): v for k, v in ((k, from_wire(v)) for k, v in list(names.items())[:MESSAGE_NAMES])
+                 if _small(v)} if isinstance(names, dict) else {}
         return cls(test=str(d["test"]), index=int(d["index"]), line=int(d["line"]), op=str(d["op"]),
                    left=from_wire(d.get("left")), right=from_wire(d.get("right")),
-                   opts=from_wire(d.get("opts")) or {}, ok=d.get("ok"))
+                   opts=from_wire(d.get("opts")) or {}, ok=d.get("ok"), names=names,
+                   said=str(d.get("said") or "")[:MESSAGE_SAID_CHARS])
+
+
+MESSAGE_NAMES, MESSAGE_NAME_CHARS = 20, 200  # what a hidden check's message may name, kept for the referee
+MESSAGE_SAID_CHARS = 2000  # a failed check's message as its process built it
+
+
+def _small(v: Any, depth: int = 0) -> bool:
+    """A value a message may show as the referee's: a number, a short string, or a few of them in a list,
+    tuple or dict (exact builtin types only: nothing of the learner's runs to format it)."""
+    if type(v) in (int, float, bool) or v is None:
+        return True
+    if type(v) is str:
+        return len(v) <= MESSAGE_NAME_CHARS
+    if depth == 0 and type(v) in (list, tuple) and len(v) <= 16:
+        return all(_small(x, 1) for x in v)
+    if depth == 0 and type(v) is dict and len(v) <= 16:
+        return all(_small(k, 1) and _small(x, 1) for k, x in v.items())
+    return False
+
+
+def message_scalars(thunk: Any) -> dict[str, Any]:
+    """The names an assert's message shows (its thunk), those that are ``_small``: reading a name runs nothing,
+    so the two sides' tests stay in step."""
+    try:
+        values = thunk()
+    except Exception:  # noqa: BLE001 - a name not bound on this path
+        return {}
+    return {k: v for k, v in list(values.items())[:MESSAGE_NAMES] if _small(v)}
+
+
+def fill_template(template: str, names: dict[str, Any]) -> str:
+    """An assert's message as written (``Site.template``) with each ``{name}`` field that ``names`` holds
+    filled in; other fields stay as written."""
+    def fill(m: re.Match) -> str:
+        name, conversion, spec = m.group(1), m.group(2), m.group(3) or ""
+        if name not in names:
+            return m.group(0)
+        value = names[name]
+        value = {"r": repr, "a": ascii, "s": str}.get(conversion or "", lambda x: x)(value)
+        try:
+            return format(value, spec)
+        except (ValueError, TypeError):
+            return str(value)
+
+    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:!([rsa]))?(?::([^{}]*))?\}", fill, template)
 
 
 class CheckFailed(AssertionError):
@@ -345,7 +403,7 @@ class Checks:
         self.test, self._index = test, 0
 
     def __call__(self, site: Site, left: Any, right: Any, opts: Any = None, message: Any = None,
-                 names: Any = None) -> None:
+                 names: Any = None, message_names: Any = None) -> None:
         record = self.record and not self.muted
         index = self._index
         if record:
@@ -361,18 +419,20 @@ class Checks:
             ok = None  # the referee decides, with the reference's value
         else:
             ok = compare(op, pl, pr, opts)
+        text = ""
+        if ok is False and message is not None:  # built only where the test stops: nothing after it runs
+            try:
+                text = str(message())
+            except Exception as e:  # noqa: BLE001 - the message itself failed: say so, keep the failure
+                text = f"(the assertion's message could not be built: {type(e).__name__})"
         if record:
-            obs = Observation(self.test, index, site.line, op, pl, pr, plain(opts), ok)
+            obs = Observation(self.test, index, site.line, op, pl, pr, plain(opts), ok,
+                              message_scalars(message_names) if ok is None and message_names is not None else {},
+                              text[:MESSAGE_SAID_CHARS])
             self.observations.append(obs)
             if self.on_observe is not None:
                 self.on_observe(obs)
         if ok is False:
-            text = ""
-            if message is not None:
-                try:
-                    text = str(message())
-                except Exception as e:  # noqa: BLE001 - the message itself failed: say so, keep the failure
-                    text = f"(the assertion's message could not be built: {type(e).__name__})"
             captured: dict[str, Any] = {}
             if names is not None:
                 try:
@@ -411,7 +471,8 @@ class _Rewriter(ast.NodeTransformer):
         site = Site(line=node.lineno, op=op, left=ast.unparse(left), right=ast.unparse(right) if right else "",
                     template=_template(node.msg))
         self.sites.append(site)
-        names = sorted({n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
+        names = _loaded_names(t)
+        said = _field_names(node.msg)
         args: list[ast.expr] = [
             ast.Subscript(value=ast.Name(SITES_NAME, ast.Load()), slice=ast.Constant(len(self.sites) - 1),
                           ctx=ast.Load()),
@@ -420,9 +481,23 @@ class _Rewriter(ast.NodeTransformer):
             opts if opts is not None else ast.Constant(None),
             _thunk(node.msg) if node.msg is not None else ast.Constant(None),
             _thunk(ast.Dict(keys=[ast.Constant(n) for n in names], values=[ast.Name(n, ast.Load()) for n in names])),
+            _thunk(ast.Dict(keys=[ast.Constant(n) for n in said], values=[ast.Name(n, ast.Load()) for n in said]))
+            if said else ast.Constant(None),
         ]
         call = ast.Expr(ast.Call(func=ast.Name(CHECKS_NAME, ast.Load()), args=args, keywords=[]))
         return ast.copy_location(call, node)
+
+
+def _field_names(msg: ast.expr | None) -> list[str]:
+    """The names an f-string message shows as whole fields (``{n}``): what the referee's message can fill."""
+    if not isinstance(msg, ast.JoinedStr):
+        return []
+    return sorted({v.value.id for v in msg.values
+                   if isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name)})
+
+
+def _loaded_names(node: ast.AST) -> list[str]:
+    return sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
 
 
 def _template(msg: ast.expr | None) -> str:
@@ -430,9 +505,19 @@ def _template(msg: ast.expr | None) -> str:
     if isinstance(msg, ast.Constant):
         return str(msg.value)
     if isinstance(msg, ast.JoinedStr):
-        return "".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else _field(v)
                        for v in msg.values if isinstance(v, (ast.Constant, ast.FormattedValue)))
     return ""
+
+
+def _field(v: ast.FormattedValue) -> str:
+    """A field as written: ``{n}``, ``{x!r}``, ``{t:.3f}`` (a constant spec), or any expression."""
+    text = ast.unparse(v.value)
+    if v.conversion in (ord("r"), ord("s"), ord("a")):
+        text += "!" + chr(v.conversion)
+    if isinstance(v.format_spec, ast.JoinedStr) and all(isinstance(p, ast.Constant) for p in v.format_spec.values):
+        text += ":" + "".join(str(p.value) for p in v.format_spec.values)
+    return "{" + text + "}"
 
 
 def _call_name(func: ast.expr) -> str:

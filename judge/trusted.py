@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import pyast, sandbox
-from .checks import HIDDEN, Observation, Site, compare, compile_tests, contains
+from .checks import HIDDEN, Observation, Site, compare, compile_tests, contains, fill_template
 from .exercise import CHAPTERS_FILE, REPO_ROOT, Exercise
 from .explain import describe_check
 from .isolation import ChildSpec, Judging, Limits, Outcome, judge_isolated, local_spec
@@ -178,6 +178,12 @@ def _check_test(mine: list[dict], theirs: list[dict], sites: dict[int, Site], te
             return (f"The checks of this test stopped early: {len(got)} of the {len(want)} the reference makes ran "
                     f"(the next one is at tests.py, line {w.line}).")
         g = got[i]
+        if g.ok is False or (g.line, g.op) != (w.line, w.op) and got[-1].ok is False:
+            # it failed in the learner's process on its own values (the test stopped there; where its path left
+            # the reference's before that, the failure says more than the path): as local judging says it
+            g = g if g.ok is False else got[-1]
+            site = replace(sites.get(g.line) or Site(line=g.line, op=g.op, left="", right=""))
+            return describe_check(site, g.left, g.right, g.said, {}, tests_source, tests_file)
         if (g.line, g.op) != (w.line, w.op):
             return (f"The checks ran differently from the reference's: check {i + 1} was at tests.py, line {g.line}, "
                     f"where the reference's was at line {w.line}.")
@@ -191,7 +197,9 @@ def _check_test(mine: list[dict], theirs: list[dict], sites: dict[int, Site], te
             note = ""
         if not ok:
             site = replace(sites.get(w.line) or Site(line=w.line, op=w.op, left="", right=""))
-            return describe_check(site, left, right, site.template, {}, tests_source, tests_file, note=note)
+            # the message's {fields} from the learner's process: shown, never decided on
+            return describe_check(site, left, right, fill_template(site.template, g.names), {}, tests_source,
+                                  tests_file, note=note)
     if len(got) > len(want) and complete:
         return f"This test made {len(got)} checks where the reference makes {len(want)}: it ran differently."
     return None

@@ -1,0 +1,41 @@
+"""A trusted verdict's failure messages read as local judging's: a check that failed in the learner's process is
+described with the message that process built (its f-string fields filled), and a check the referee decides (an
+expected value the learner's process never saw) gets the message's plain fields from that process's values."""
+
+from __future__ import annotations
+
+from judge.checks import Observation, fill_template
+from judge.exercise import load_exercise
+from judge.isolation import Judging, judge_isolated
+from judge.trusted import judge_trusted
+from tests.test_bank import ROOT
+
+
+def test_failed_checks_say_in_trusted_mode_what_they_say_locally():
+    e = load_exercise(ROOT / "exercises" / "cache-allocate")
+    judgings = [Judging(e, p.read_text(), f"mutants/{p.name}", "local", seed=7) for p in e.mutant_paths]
+    local = [o.verdict for o in judge_isolated(judgings)]
+    trusted = judge_trusted(judgings)
+    compared = 0
+    for j, here, there in zip(judgings, local, trusted, strict=True):
+        assert here.status == there.status, j.filename
+        mine = {t.name: t for t in here.tests}
+        for t in there.tests:
+            if t.status == "fail" and mine[t.name].status == "fail":
+                compared += 1
+                first = t.message.splitlines()[0]
+                assert first == mine[t.name].message.splitlines()[0], f"{j.filename} {t.name}: {first}"
+                assert "{" not in first, f"{j.filename} {t.name}: a field left unfilled: {first}"
+    assert compared >= 20  # among them f-strings of expressions ({k * p + 1}), lists ({states}), attributes ({q.uid})
+
+
+def test_the_referees_fields_are_filled_from_plain_values_only():
+    template = "{field}={value!r} at {x:.2f} of {n}: {a.b} {missing} {rows}"
+    names = {"field": "top_k", "value": "a", "x": 1.23456, "n": 3, "rows": [1, 2]}
+    assert fill_template(template, names) == "top_k='a' at 1.23 of 3: {a.b} {missing} [1, 2]"
+    wire = Observation("t", 0, 3, "==", 1, 2, {}, None, names={"n": 3, "rows": [1, 2], "d": {"k": 1.5}}).to_wire()
+    wire["names"].update({"huge": "x" * 10_000, "deep": [[1]], "many": list(range(100)), "odd": {"opaque": "Evil"}})
+    got = Observation.from_wire(wire).names
+    assert got == {"n": 3, "rows": [1, 2], "d": {"k": 1.5}}, "only small plain values cross to the referee"
+    said = Observation.from_wire({**wire, "names": {}, "said": "y" * 10_000}).said
+    assert len(said) == 2000, "a failed check's message from the learner's process is capped"
