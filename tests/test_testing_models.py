@@ -372,5 +372,6 @@ def test_the_derived_tiny_models_are_what_they_say():
     assert torch.equal(cut[q], full[q])
     moe = testing.tiny_moe(False, 3)
     moe_config = json.loads((moe / "config.json").read_text())
-    assert (moe_config["num_local_experts"], moe_config["num_experts_per_tok"], moe_config["norm_topk_prob"]) == (8, 2, False)
+    routing = (moe_config["num_local_experts"], moe_config["num_experts_per_tok"], moe_config["norm_topk_prob"])
+    assert routing == (8, 2, False)
     assert testing.tiny_moe(False, 3) == moe and testing.tiny_moe(True, 3) != moe
