@@ -19,6 +19,7 @@ Pure standard library: tensors (torch's, or the browser's numpy layer's) are rec
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import math
 import re
@@ -354,13 +355,17 @@ def _small(v: Any, depth: int = 0) -> bool:
 
 
 def message_scalars(thunk: Any) -> dict[str, Any]:
-    """The names an assert's message shows (its thunk), those that are ``_small``: reading a name runs nothing,
-    so the two sides' tests stay in step."""
-    try:
-        values = thunk()
-    except Exception:  # noqa: BLE001 - a name not bound on this path
-        return {}
-    return {k: v for k, v in list(values.items())[:MESSAGE_NAMES] if _small(v)}
+    """The fields an assert's message shows (``{n}``, ``{c.num_layers}``: its thunk gives one thunk each), those
+    whose value is ``_small``. Built only where the referee decides the check."""
+    out = {}
+    for k, field_thunk in list(thunk().items())[:MESSAGE_NAMES]:
+        try:
+            v = field_thunk()
+        except Exception:  # noqa: BLE001 - a name not bound on this path, an attribute that is not there
+            continue
+        if _small(v):
+            out[k] = v
+    return out
 
 
 def fill_template(template: str, names: dict[str, Any]) -> str:
@@ -377,7 +382,7 @@ def fill_template(template: str, names: dict[str, Any]) -> str:
         except (ValueError, TypeError):
             return str(value)
 
-    return re.sub(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:!([rsa]))?(?::([^{}]*))?\}", fill, template)
+    return re.sub(r"\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?:!([rsa]))?(?::([^{}]*))?\}", fill, template)
 
 
 class CheckFailed(AssertionError):
@@ -481,19 +486,28 @@ class _Rewriter(ast.NodeTransformer):
             opts if opts is not None else ast.Constant(None),
             _thunk(node.msg) if node.msg is not None else ast.Constant(None),
             _thunk(ast.Dict(keys=[ast.Constant(n) for n in names], values=[ast.Name(n, ast.Load()) for n in names])),
-            _thunk(ast.Dict(keys=[ast.Constant(n) for n in said], values=[ast.Name(n, ast.Load()) for n in said]))
-            if said else ast.Constant(None),
+            _thunk(ast.Dict(keys=[ast.Constant(ast.unparse(f)) for f in said],
+                            values=[_thunk(copy.deepcopy(f)) for f in said])) if said else ast.Constant(None),
         ]
         call = ast.Expr(ast.Call(func=ast.Name(CHECKS_NAME, ast.Load()), args=args, keywords=[]))
         return ast.copy_location(call, node)
 
 
-def _field_names(msg: ast.expr | None) -> list[str]:
-    """The names an f-string message shows as whole fields (``{n}``): what the referee's message can fill."""
+def _dotted(node: ast.expr) -> bool:
+    """``n`` or ``c.num_layers``: a name and attributes of it, nothing called."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _field_names(msg: ast.expr | None) -> list[ast.expr]:
+    """The fields an f-string message shows that are a name or its attributes (``{n}``, ``{c.num_layers}``): what
+    the referee's message can fill."""
     if not isinstance(msg, ast.JoinedStr):
         return []
-    return sorted({v.value.id for v in msg.values
-                   if isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name)})
+    fields = {ast.unparse(v.value): v.value for v in msg.values
+              if isinstance(v, ast.FormattedValue) and _dotted(v.value)}
+    return [fields[k] for k in sorted(fields)]
 
 
 def _loaded_names(node: ast.AST) -> list[str]:

@@ -185,24 +185,50 @@ def _check_test(mine: list[dict], theirs: list[dict], sites: dict[int, Site], te
             site = replace(sites.get(g.line) or Site(line=g.line, op=g.op, left="", right=""))
             return describe_check(site, g.left, g.right, g.said, {}, tests_source, tests_file)
         if (g.line, g.op) != (w.line, w.op):
-            return (f"The checks ran differently from the reference's: check {i + 1} was at tests.py, line {g.line}, "
+            path = (f"The checks ran differently from the reference's: check {i + 1} was at tests.py, line {g.line}, "
                     f"where the reference's was at line {w.line}.")
-        left = w.left if contains(g.left, HIDDEN) else g.left
-        right = w.right if contains(g.right, HIDDEN) else g.right
-        try:
-            ok = compare(w.op, left, right, w.opts)
-        except (TypeError, ValueError) as e:
-            ok, note = False, f"(these values cannot be compared: {e})"
-        else:
-            note = ""
-        if not ok:
-            site = replace(sites.get(w.line) or Site(line=w.line, op=w.op, left="", right=""))
-            # the message's {fields} from the learner's process: shown, never decided on
-            return describe_check(site, left, right, fill_template(site.template, g.names), {}, tests_source,
-                                  tests_file, note=note)
+            later = _next_hidden_pair(got, want, i)
+            failed = later and _failed_check(*later, sites, tests_source, tests_file)
+            return f"{failed}\n({path[:-1]}: your code took another path before this check.)" if failed else path
+        failed = _failed_check(g, w, sites, tests_source, tests_file)
+        if failed:
+            return failed
     if len(got) > len(want) and complete:
         return f"This test made {len(got)} checks where the reference makes {len(want)}: it ran differently."
     return None
+
+
+def _failed_check(g: Observation, w: Observation, sites: dict[int, Site], tests_source: str,
+                  tests_file: str) -> str | None:
+    """The message of check ``g`` (the learner's) against the reference's ``w`` at the same place, with the
+    expected values taken from ``w``; None if it holds."""
+    left = w.left if contains(g.left, HIDDEN) else g.left
+    right = w.right if contains(g.right, HIDDEN) else g.right
+    try:
+        ok = compare(w.op, left, right, w.opts)
+    except (TypeError, ValueError) as e:
+        ok, note = False, f"(these values cannot be compared: {e})"
+    else:
+        note = ""
+    if ok:
+        return None
+    site = replace(sites.get(w.line) or Site(line=w.line, op=w.op, left="", right=""))
+    # the message's {fields} from the learner's process: shown, never decided on
+    return describe_check(site, left, right, fill_template(site.template, g.names), {}, tests_source, tests_file,
+                          note=note)
+
+
+def _next_hidden_pair(got: list[Observation], want: list[Observation], i: int
+                      ) -> tuple[Observation, Observation] | None:
+    """Where the two sides' paths part at check ``i``: the learner's next check with an expected value (the
+    referee decides it) and the reference's check at the same line, the same occurrence of it since ``i``."""
+    j = next((j for j in range(i, len(got)) if got[j].ok is None), None)
+    if j is None:
+        return None
+    g = got[j]
+    nth = sum(1 for x in got[i:j] if (x.line, x.op) == (g.line, g.op))  # that line's earlier checks on this path
+    at_line = [w for w in want[i:] if (w.line, w.op) == (g.line, g.op)]
+    return (g, at_line[nth]) if nth < len(at_line) else None
 
 
 def _decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: list[str]) -> Verdict:

@@ -230,9 +230,13 @@ def test_num_range_edges():
 
 
 def test_num_messages_are_short():
-    """A huge string where a number belongs: refused with a message of at most 300 characters."""
+    """A huge string where a number belongs, or an integer of hundreds of digits (JSON allows it; too big for a
+    float): refused with a message of at most 300 characters."""
     num_refused({"temperature": HUGE}, "temperature", 0.0, 2.0)
     num_refused({"top_p": [HUGE]}, "top_p", 0.0, 1.0, lo_open=True)
+    for digits in (301, 400):
+        num_refused({"temperature": 10**digits}, "temperature", 0.0, 2.0)
+        num_refused({"top_p": -(10**digits)}, "top_p", 0.0, 1.0, lo_open=True)
 
 
 # ------------------------------------------------------------------------------------------- _stop
@@ -255,6 +259,7 @@ def test_stop_forms():
     shuffled = words[:]
     g.shuffle(shuffled)
     stop_ok({"stop": shuffled}, shuffled)
+    stop_ok({"stop": [words[1], words[1]]}, [words[1], words[1]])  # each one kept, a repeated one too
 
 
 def test_stop_refuses_non_strings():

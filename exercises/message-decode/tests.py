@@ -159,8 +159,11 @@ def test_dicts():
     check_refused({**d, "bad": "1"}, dict[str, int], "StatsReplyMsg.stats")
     check_refused({**d, "bad": True}, dict[str, int], "StatsReplyMsg.stats")
     check_refused({**d, 5: 1}, dict[str, int], "StatsReplyMsg.stats")
-    result = _check({"a": 1}, dict[str, float], "x")
+    original = {"a": 1}
+    result = _check(original, dict[str, float], "x")
     assert (result, type(result["a"]).__name__) == ({"a": 1.0}, "float"), "values are the checked values"
+    assert (result is not original, type(original["a"]).__name__) == (True, "int"), \
+        "the map given is not changed: the result is a new dict"
     message = refusal(_check, {"a": 1, "b": "x"}, dict[str, int], "S.stats")
     assert message is not None and "S.stats" in message, f"a bad value names the map's path; got {message!r}"
 
@@ -171,8 +174,8 @@ def test_none_and_unions():
     n = g.randint(1, 10**6)
     assert checked(None, int | None) == ("NoneType", None), "None is accepted by int | None"
     assert checked(n, int | None) == ("int", n), "an int is accepted by int | None"
-    assert checked(None, Optional[str])  # noqa: UP045 == ("NoneType", None), "Optional[str] is a union too"
-    assert checked("x", Optional[str])  # noqa: UP045 == ("str", "x"), "Optional[str] accepts a str"
+    assert checked(None, Optional[str]) == ("NoneType", None), "Optional[str] is a union too"  # noqa: UP045
+    assert checked("x", Optional[str]) == ("str", "x"), "Optional[str] accepts a str"  # noqa: UP045
     check_refused("7", int | None, "TokenizeMsg.max_tokens")
     check_refused(True, int | None, "TokenizeMsg.max_tokens")
     check_refused(0.5, int | None, "SamplingParams.seed")
@@ -188,6 +191,8 @@ def test_none_and_unions():
     check_refused(n, prompt, "TokenizeMsg.prompt")
     check_refused(["a", 1], prompt, "TokenizeMsg.prompt")
     assert checked(n, float | str) == ("float", float(n)), "the first member that accepts gives the result"
+    assert (checked(n, int | float), checked(n, float | int)) == (("int", n), ("float", float(n))), \
+        "members that both accept the value: the first one, in the union's order, gives the result"
 
 
 def test_literal_and_any():

@@ -123,6 +123,19 @@ def test_random_float32_rows():
             check(logits, k, renormalize, "random float32")
 
 
+def test_rows_far_from_zero_and_from_each_other():
+    """Each token's softmax is its own row's: rows shifted by about a hundred (exp overflows float32 above 88 and
+    underflows to 0 below -103 without the row's maximum taken out), rows far apart in one call."""
+    r = rng()
+    e = r.choice([8, 16])
+    t = r.randint(4, 12)
+    base = logits_from(r, t, e)
+    shifts = torch.tensor([r.choice([-120.0, -60.0, 0.0, 60.0, 95.0]) for _ in range(t)])[:, None]
+    shifts[0], shifts[-1] = 95.0, -120.0  # one row far above, one far below: both in every call
+    for renormalize in (False, True):
+        check(base + shifts, 2, renormalize, "rows shifted by about a hundred")
+
+
 def test_raw_and_renormalised_differ_by_the_sum():
     """renormalize=False gives the probabilities; True gives them divided by their row's sum (one call each)."""
     r = rng()

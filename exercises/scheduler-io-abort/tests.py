@@ -207,6 +207,9 @@ def test_abort_prefilling_in_chunks():
             until_idle(io)
             assert ran_after(io, 1, since) == [], f"overlap={overlap}: a chunk of request 1 ran after its abort"
             assert finishes(io.outbox.sent) == {1: "abort", 2: "length"}, f"overlap={overlap}: how each ended"
+            told = [f for m in io.outbox.sent if isinstance(m, TokensMsg) for u, f in zip(m.uids, m.finish) if u == 1]
+            assert told == ["abort"], f"overlap={overlap}: what request 1's client was sent (one message per abort, " \
+                                      "though a chunked prefill is both waiting and admitted)"
             assert left(io, 2) == CLEAN, f"overlap={overlap}: " + CLEAN_MSG
 
 

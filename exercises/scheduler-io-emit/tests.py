@@ -188,6 +188,11 @@ def test_emit_runs_process_once():
     io.emit(fwd_of(reqs), Out([40, 41, 42]))
     got = (io.scheduler.process_calls, [len(q.input_ids) - n for q, n in zip(reqs, before)])
     assert got == (1, [1, 1, 1]), "(calls of _process, tokens appended to each request)"
+    io = fake_io()  # a batch of chunks only: nothing to send, and still processed (its results waited for)
+    chunks = [req(io, u, prompt_len=r.randint(2, 9), out=9) for u in r.sample(range(1, 100), r.randint(1, 3))]
+    io.emit(fwd_of(chunks, chunked=[True] * len(chunks)), Out([7] * len(chunks)))
+    got = (io.scheduler.process_calls, plain(io.outbox.sent))
+    assert got == (1, []), "(calls of _process, messages sent) for a batch whose requests were all chunked"
 
 
 def test_emit_final_token_is_sent():

@@ -336,6 +336,9 @@ def test_refuses_bad_caches():
     longer = torch.zeros(k_cache.shape[0] + 4, 2, 64, device=engine_device())
     got = refused(k_cache, longer, k, v, loc)
     assert got == ("ValueError", True), "K and V caches of different shapes: (exception, caches unchanged)"
+    folded = torch.zeros(k_cache.shape[0] * 2, 1, 64, device=engine_device())  # as many elements, another shape
+    got = refused(k_cache, folded, k, v, loc)
+    assert got == ("ValueError", True), "K and V caches of different shapes, as many elements: (exception, caches unchanged)"
 
 
 def test_refuses_bad_rows():

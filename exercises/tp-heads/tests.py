@@ -198,11 +198,13 @@ def test_sizes_that_are_not_positive_ints():
 def test_mixture_of_experts():
     """A Mixture-of-Experts model is refused when size > 1, accepted with size 1."""
     r = rng()
-    c = config(heads=8, kv=4, experts=r.choice([8, 16, 60]))
-    for size in (2, 4):
-        message = refusal(c, size)
-        assert message is not None, f"an MoE model with tp_size {size} must be refused with a ValueError"
-    check_accepted(c, 1, "an MoE model on one rank")
+    for experts in (1, r.choice([2, 8, 16, 60])):  # num_experts > 0: one expert is a Mixture-of-Experts model too
+        c = config(heads=8, kv=4, experts=experts)
+        for size in (2, 4):
+            message = refusal(c, size)
+            assert message is not None, \
+                f"an MoE model ({experts} experts) with tp_size {size} must be refused with a ValueError"
+        check_accepted(c, 1, f"an MoE model ({experts} experts) on one rank")
 
 
 # ------------------------------------------------------------------------------------------- end to end

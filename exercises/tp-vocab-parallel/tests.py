@@ -56,12 +56,12 @@ def edges(vocab: int, size: int) -> list:
     return sorted({r * n for r in range(size)} | {r * n + n - 1 for r in range(size)})
 
 
-def linear(r, n_in: int, n_out: int, bias: bool) -> Linear:
+def linear(r, n_in: int, n_out: int, bias: bool, dtype=torch.float32) -> Linear:
     g = torch.Generator().manual_seed(r.randrange(1 << 30))
-    lin = Linear(n_in, n_out, bias, torch.float32, CPU)
-    lin.weight = torch.randn(n_out, n_in, generator=g)
+    lin = Linear(n_in, n_out, bias, dtype, CPU)
+    lin.weight = torch.randn(n_out, n_in, generator=g).to(dtype)
     if bias:
-        lin.bias = torch.randn(n_out, generator=g) + 3.0
+        lin.bias = (torch.randn(n_out, generator=g) + 3.0).to(dtype)
     return lin
 
 
@@ -71,7 +71,7 @@ def row_parallel_run(full: Linear, size: int, x: torch.Tensor) -> list:
     n = full.weight.shape[1] // size
 
     def rank(r: int):
-        lin = Linear(full.weight.shape[1], full.weight.shape[0], full.bias is not None, torch.float32, CPU)
+        lin = Linear(full.weight.shape[1], full.weight.shape[0], full.bias is not None, full.weight.dtype, CPU)
         lin.weight = full.weight.clone()
         lin.bias = None if full.bias is None else full.bias.clone()
         row_parallel(lin, r * n, (r + 1) * n, r)
@@ -90,11 +90,12 @@ def check_row_parallel(full: Linear, size: int, x: torch.Tensor, what: str) -> N
         assert w.is_contiguous(), f"{what}, rank {r}: the weight kept is contiguous"
         if full.bias is not None:
             bias = (tuple(b.shape), str(b.dtype), bool(torch.equal(b, full.bias) if r == 0 else not b.any()))
-            assert bias == (tuple(full.bias.shape), "torch.float32", True), \
+            assert bias == (tuple(full.bias.shape), str(full.bias.dtype), True), \
                 f"{what}, rank {r}: (shape, dtype, kept on rank 0 / zeros on the others) of the bias"
         else:
             assert b is None, f"{what}, rank {r}: a linear without a bias stays without one"
-        close = torch.allclose(y, want, rtol=1e-5, atol=1e-5)
+        tol = 1e-5 if full.weight.dtype == torch.float32 else 5e-2  # bfloat16: the ranks' sum rounds differently
+        close = torch.allclose(y.float(), want.float(), rtol=tol, atol=tol)
         assert close, f"{what}, rank {r}: the forward gives the full linear's output (the ranks' sum, one bias)"
 
 
@@ -217,6 +218,9 @@ def test_row_parallel_ranks():
             full = linear(r, size * r.randint(2, 6), r.randint(2, 7), bias)
             x = torch.randn(r.randint(1, 5), full.weight.shape[1], generator=torch.Generator().manual_seed(r.randrange(999)))
             check_row_parallel(full, size, x, f"{size} ranks, {'a' if bias else 'no'} bias")
+    full = linear(r, 2 * r.randint(2, 6), r.randint(2, 7), True, torch.bfloat16)  # the zeros in the bias's dtype
+    x = torch.randn(r.randint(1, 5), full.weight.shape[1], generator=torch.Generator().manual_seed(r.randrange(999)))
+    check_row_parallel(full, 2, x.to(torch.bfloat16), "2 ranks, a bfloat16 bias")
 
 
 def test_qkv_rows_every_shape():

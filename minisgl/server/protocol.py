@@ -75,10 +75,11 @@ def _num(body: dict, name: str, lo: float, hi: float, lo_open: bool = False) -> 
     v = body.get(name)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+    # an int is finite however large (math.isfinite would overflow converting it); its message is cut short
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or isinstance(v, float) and not math.isfinite(v):
         raise _bad(name, f"expected a number, got {v!r}"[:200])
     if v > hi or v < lo or (lo_open and v == lo):
-        raise _bad(name, f"{v} is out of range {'(' if lo_open else '['}{lo}, {hi}]")
+        raise _bad(name, f"{v} is out of range {'(' if lo_open else '['}{lo}, {hi}]"[-200:])
     return float(v)
 
 

@@ -34,9 +34,11 @@ def _num(body: dict, name: str, lo: float, hi: float, lo_open: bool = False) -> 
         return None
     if type(v) not in (int, float):
         raise _refuse(name, "must be a number", v)
-    x = float(v)
-    if math.isnan(x) or math.isinf(x):
+    if type(v) is float and (math.isnan(v) or math.isinf(v)):
         raise _refuse(name, "must be finite", v)
+    if type(v) is int and not -1e308 < v < 1e308:  # float() of it would overflow: out of any range
+        raise _refuse(name, f"must be in {'(' if lo_open else '['}{lo}, {hi}]", v)
+    x = float(v)
     low_ok = x > lo if lo_open else x >= lo
     if not (low_ok and x <= hi):
         raise _refuse(name, f"must be in {'(' if lo_open else '['}{lo}, {hi}]", v)
