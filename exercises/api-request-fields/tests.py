@@ -266,8 +266,8 @@ def test_stop_refuses_non_strings():
     """A number, an object, true, or a list holding a non-string is refused."""
     g = rng()
     k = g.randint(2, 99)
-    for bad in (k, k + 0.5, True, {"s": "a"}, ["a", k], [None], ["a", ["b"]], [{"s": "a"}]):
-        stop_refused(bad)
+    for bad in (k, k + 0.5, True, {"s": "a"}, ["a", k], [None], ["a", ["b"]], [{"s": "a"}], ("a", "b")):
+        stop_refused(bad)  # a tuple too: only a str or a list (what JSON gives) is taken
 
 
 def test_stop_at_most_four():

@@ -129,6 +129,8 @@ def test_lists():
     items = [g.randint(0, 50000) for _ in range(g.randint(3, 9))]
     assert checked(list(items), list[int]) == ("list", items), "a list of ints"
     assert checked([], list[int]) == ("list", []), "an empty list is a list of ints"
+    empty = []
+    assert _check(empty, list[int], "x") is not empty, "the result is a new list, an empty one too"
     original = [1, 2]
     result = _check(original, list[float], "x")
     assert result == [1.0, 2.0], "items are the checked items (ints become floats in a list[float])"

@@ -295,6 +295,7 @@ def test_abort_twice():
         io.handle(user(3, hidden_prompts(1, 3, 8, r=r)[0], 20))
         steps(io, r.randint(0, 4))
         io.handle(AbortMsg(uid=3))
+        assert 3 not in io.early_aborts, "a request that was here is not remembered in early_aborts (it came)"
         io.handle(AbortMsg(uid=3))
         got = [m for m in plain(io.outbox.sent) if m[3] == ["abort"]]
         assert got == [abort_msg(3)], "abort messages for request 3, aborted twice"

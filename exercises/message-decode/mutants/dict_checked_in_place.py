@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from typing import Any
 
 from minisgl.core import SamplingParams
 from minisgl.message.codec import UNIONS, MessageError, _hints
-
-from typing import Any
 
 # Reference solution: the engine's own code, taken from minisgl/message/codec.py.
 
