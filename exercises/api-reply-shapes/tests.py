@@ -126,9 +126,10 @@ def test_error_types_by_status():
     g = rng()
     cases = [(401, "authentication_error"), (503, "service_unavailable"), (400, "invalid_request_error"),
              (404, "invalid_request_error"), (413, "invalid_request_error"), (499, "invalid_request_error"),
-             (500, "server_error"), (502, "server_error"), (504, "server_error"),
-             (g.choice([402, 403, 405, 409, 422, 429]), "invalid_request_error"),
-             (g.choice([501, 505, 507, 599]), "server_error")]
+             (500, "server_error"), (502, "server_error"), (504, "server_error")]
+    cases += [(s, "invalid_request_error") for s in (402, 403, 405, 409, 422, 429)]  # 403 and 429 too: no types
+    cases += [(s, "server_error") for s in (501, 505, 507, 599)]                      # of their own
+    g.shuffle(cases)
     for status, kind in cases:
         msg = f"m{g.randint(100, 999)}"
         got = body_of(status, msg, param="p")
@@ -150,11 +151,11 @@ def test_error_body_keeps_none_fields():
 # ------------------------------------------------------------------------------------------- completion
 
 def test_completion_shapes():
-    """The whole reply, chat and text completion, with random uids, texts and counts."""
+    """The whole reply, chat and text completion, with random uids, texts (an empty one too) and counts."""
     g = rng()
-    for chat in (True, False, g.random() < 0.5):
+    for chat, empty in ((True, False), (False, False), (g.random() < 0.5, False), (True, True), (False, True)):
         uid, p, c = g.randint(1, 10**6), g.randint(1, 900), g.randint(1, 300)
-        text = g.choice(["", "x", "Hello, world!", "a\nb é"]) + str(g.randint(0, 99))
+        text = "" if empty else g.choice(["", "x", "Hello, world!", "a\nb é"]) + str(g.randint(0, 99))
         finish = g.choice(["stop", "length"])
         got = timed(completion, uid, MODEL, chat, text, finish, p, c)
         choice = {"index": 0, "finish_reason": finish, "logprobs": None}

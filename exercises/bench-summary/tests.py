@@ -241,6 +241,19 @@ def test_summary_server_prompt_tokens():
     assert bench.summarize(partial, 1.0)["server_prompt_tokens"] is None, "one completed request has none: None"
     assert bench.summarize([failed(0, "x")], 1.0)["server_prompt_tokens"] is None, "nothing completed: None"
     assert bench.summarize([], 1.0)["server_prompt_tokens"] is None, "no requests: None"
+    zero = [done(0, 0.1, [], 0.1, 1, 1, prompt=0), done(1, 0.1, [], 0.1, 1, 1, prompt=a)]
+    assert bench.summarize(zero, 1.0)["server_prompt_tokens"] == a, "a count of 0 is a count (not a missing one)"
+
+
+def test_summary_zero_latencies_count():
+    """A latency of 0.0 (a clock that did not tick) is a value like any other: only None is left out."""
+    g = rng()
+    e2e = round(g.uniform(0.2, 0.6), 3)
+    results = [done(0, 0.0, [0.0, 0.02], e2e, 3, 3), done(1, 0.1, [0.04], 0.0, 2, 2)]
+    s = bench.summarize(results, 1.0)
+    close(s["ttft_ms"]["mean"], 50.0, "ttft_ms mean of 0 and 100 ms: both count")
+    close(s["e2e_ms"]["mean"], e2e * 1000 / 2, f"e2e_ms mean of {e2e * 1000:.0f} and 0 ms: both count")
+    close(s["itl_ms"]["p50"], 20.0, "itl_ms: the gaps 0, 20 and 40 ms all count (p50 20 ms)")
 
 
 def test_summary_errors():

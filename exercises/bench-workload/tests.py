@@ -149,6 +149,7 @@ def test_arrivals_burst():
     n = g.randint(3, 40)
     got = bench.arrival_times(n, math.inf, random.Random(g.randrange(1000)))
     assert got == [0.0] * n, f"rate inf: {n} arrivals, all at 0.0"
+    assert {type(t).__name__ for t in got} == {"float"}, "rate inf: the times are floats (0.0, not 0)"
     got = bench.arrival_times(0, math.inf, random.Random(0))
     assert got == [], "no requests, no arrivals"
 
@@ -178,6 +179,9 @@ def test_workload_matches_engine():
         output_len = Length(out_lo, out_lo + g.randint(1, 40))
         rate = g.choice([math.inf, round(g.uniform(0.5, 30.0), 2)])
         seed = g.randrange(10**6)
+        items = bench.make_workload(n, input_len, output_len, rate, seed)
+        kinds = {(type(w).__name__, type(w[3]).__name__) for w in items}
+        assert kinds == {("WorkItem", "float")}, "(the type of each item, of its arrival time): one WorkItem each"
         got = workload(n, input_len, output_len, rate, seed)
         want = expected(lambda: workload(n, input_len, output_len, rate, seed))  # noqa: B023
         assert got == want, f"make_workload({n}, {input_len}, {output_len}, rate={rate}, seed={seed})"
