@@ -189,11 +189,27 @@ def test_after_a_stop_add_and_finish_return_nothing():
     out = "".join(d.add([i]) for i in ids)
     assert d.stopped is True and d.stop_reason == word, f"the stop string {word!r} was found"
     assert out == "the ", f"the text stops before {word!r}: got {out!r}"
+    held = list(d.ids)
+    assert len(held) < len(ids) and held == ids[:len(held)], \
+        "self.ids: the ids up to the one that completed the stop string (the later adds did nothing)"
     more = d.add(encode(" and more text"))
     assert more == "", f"add after the stop returns '', not {more!r}"
     last = d.finish()
     assert last == "", f"finish after the stop returns '', not {last!r}"
     assert d.text == "the ", "text stays what was shown"
+    assert d.ids == held, "add after the stop does nothing else either: self.ids is as it was at the stop"
+
+
+def test_the_callers_list_is_not_kept():
+    """add appends the ids to self.ids: the list given stays the caller's (reused or cleared, nothing changes)."""
+    ids = encode("a quiet river runs")
+    d = IncrementalDetokenizer(tok(), ())
+    buffer = list(ids[:2])
+    d.add(buffer)
+    buffer.clear()
+    rest = list(ids[2:])
+    d.add(rest)
+    assert (d.ids, rest) == (ids, ids[2:]), "(self.ids, the second list given) after a cleared first list"
 
 
 def test_finish_releases_a_held_tail():

@@ -97,6 +97,8 @@ def test_grouped_by_expert_and_ascending():
     check(ids, r.choice([4, 16]), e, "three experts used")
     ids = [[r.choice([0, 5])] for _ in range(r.randint(40, 90))]
     check(ids, 8, e, "k = 1, experts 0 and 5")
+    ids = [[r.choice([1, 3])] * 2 for _ in range(r.randint(60, 120))]  # a token naming one expert twice: ties
+    check(ids, 16, e, "k = 2, each token naming one expert in both slots")
 
 
 def test_counts_of_every_remainder():

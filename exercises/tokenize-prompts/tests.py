@@ -199,6 +199,12 @@ def test_empty_prompts_are_refused():
     refused(request([], max_tokens=4), 50, "prompt", what="an empty list of ids, max_tokens=4")
 
 
+def test_only_no_ids_is_empty():
+    """What encodes to ids is not empty: a prompt of whitespace is a prompt."""
+    for text in (" ", "\n", "  \t "):
+        accepted(request(text, max_tokens=3), 50, encode(text), 3, what=f"the whitespace prompt {text!r}")
+
+
 def test_prompt_too_long():
     """n >= max_seq_len is refused on the prompt's field (the message shows n and the context), before max_tokens is
     looked at."""
