@@ -103,18 +103,20 @@ def test_example_dummy_padding():
 # ------------------------------------------------------------------------------------------- hidden
 
 def test_random_batches():
-    """Random page size (1, 3 or 5), lengths and cached prefixes on shuffled pages: every field by the rules."""
+    """Page size 1, then 3 or 5; random lengths and cached prefixes on shuffled pages (the slots past a request's
+    tokens hold other numbers): every field by the rules."""
     r = rng()
-    p = r.choice([1, 3, 5])
-    rows, width = 5, 30
-    pt = table(rows, width, p, r, dummy_page=97)
-    reqs = []
-    for row in r.sample(range(rows), 4):
-        device = r.randint(1, width)
-        reqs.append(req(row, r.randint(0, device - 1), device))
-    batch = Batch(reqs=reqs, phase="prefill")
-    got = plain(backend(pt, p)._host_metadata(batch))
-    assert got == want_for(pt, p, reqs), f"page size {p}, lengths {[q.device_len for q in reqs]}"
+    for p in (1, r.choice([3, 5])):
+        rows, width = 5, 30
+        pt = table(rows, width, p, r, dummy_page=97)
+        reqs = []
+        for row in r.sample(range(rows), 4):
+            device = r.randint(1, width)
+            reqs.append(req(row, r.randint(0, device - 1), device))
+            pt[row, device:] = r.randrange(1 << 20)  # slots past the request's tokens hold nothing of it
+        batch = Batch(reqs=reqs, phase="prefill")
+        got = plain(backend(pt, p)._host_metadata(batch))
+        assert got == want_for(pt, p, reqs), f"page size {p}, lengths {[q.device_len for q in reqs]}"
 
 
 def test_full_last_page():
@@ -168,6 +170,28 @@ def test_leading_zero():
     assert indptr == [0, -(-n // p)], f"one request of {n} positions, pages of {p}: kv_indptr must be [0, pages]"
     cu = got["cu_seqlens_q"][1]
     assert cu == [0, 1], "one request with one new token: cu_seqlens_q must be [0, 1]"
+
+
+def test_where_each_tensor_is():
+    """cu_seqlens_q on self.device, the three kv_* tensors on the CPU (checked with the backend's device set to
+    meta, the page table on the CPU; a solution that computes on self.device and then calls .cpu() cannot run on
+    meta: for it this CPU check says nothing, test_gpu_devices judges it on a GPU)."""
+    r = rng()
+    p = r.choice([1, 2, 4])
+    pt = table(3, 12, p, r, dummy_page=40)
+    fb = backend(pt, p)
+    fb.device = torch.device("meta")
+    batch = Batch(reqs=[req(0, 0, r.randint(1, 12)), req(2, 0, r.randint(1, 12))], phase="prefill")
+    try:
+        meta = fb._host_metadata(batch)
+    except (NotImplementedError, RuntimeError) as e:
+        if "meta" in str(e):
+            return  # a copy out of a meta tensor: the device of each field is judged on a GPU
+        raise
+    where = {name: getattr(meta, name).device.type for name in ("cu_seqlens_q", "kv_indptr", "kv_indices",
+                                                                 "kv_last_page_len")}
+    assert where == {"cu_seqlens_q": "meta", "kv_indptr": "cpu", "kv_indices": "cpu", "kv_last_page_len": "cpu"}, \
+        "the device of each field: cu_seqlens_q on self.device, the rest on the CPU"
 
 
 def test_int32_everywhere():

@@ -172,6 +172,19 @@ def test_dims_dtypes_and_token_counts():
         check(table(r, 60, dim, dtype), some_ids(r, 60, r.randint(2, 8)), "each dtype")
 
 
+def test_any_bits_are_copied_as_they_are():
+    """Tables of random bits (NaNs with payloads, -0.0, subnormals, infinities) in each float dtype: a copy keeps
+    every bit (nothing converted, nothing added)."""
+    r = rng()
+    g = torch.Generator().manual_seed(r.randrange(1 << 30))
+    for dtype in DTYPES:
+        size = torch.tensor([], dtype=dtype).element_size()
+        raw = torch.randint(-(1 << (8 * size - 1)), 1 << (8 * size - 1), (40, 96), generator=g, dtype=_BITS[size])
+        weight = raw.view(dtype).clone()
+        weight[0, :8] = -0.0
+        check(weight.to(engine_device()), some_ids(r, 40, r.randint(8, 20)), "random bits")
+
+
 def test_ids_int64_and_a_table_that_starts_inside_another():
     """int64 ids as well as int32; a contiguous table that is a slice of rows of a bigger one (its data starts
     after the bigger one's first rows)."""
@@ -234,11 +247,23 @@ def test_one_launch_of_a_triton_kernel():
     r = rng()
     dim, vocab = r.choice([300, 576]), r.randint(20, 200)
     weight = table(r, vocab, dim, torch.float32)
-    for n in (1, r.randint(5, 30)):
+    for n in (1, r.randint(5, 30), r.randint(130, 300)):
         ids = some_ids(r, vocab, n)
         got, count = launches(lambda: gather_rows(weight, ids))
         assert count == 1, f"Triton kernel launches of one gather_rows call ({n} ids, rows of {dim})"
         check(weight, ids, "counted")
+
+
+def test_each_call_returns_a_new_tensor():
+    """Two calls of the same shape: two tensors, the first one's rows still its own after the second call."""
+    r = rng()
+    weight = table(r, 50, 128, torch.float32)
+    a, b = some_ids(r, 50, 6), some_ids(r, 50, 6)
+    first = gather_rows(weight, a)
+    kept = first.clone()
+    second = gather_rows(weight, b)
+    got = (first.data_ptr() != second.data_ptr(), torch.equal(bits(first), bits(kept)))
+    assert got == (True, True), "(a new tensor each call, the first result unchanged by the second call)"
 
 
 def test_no_ids():
@@ -249,6 +274,10 @@ def test_no_ids():
     got = gather_rows(weight, torch.zeros(0, dtype=torch.int32, device=engine_device()))
     form = (tuple(got.shape), str(got.dtype), got.device.type)
     assert form == ((0, dim), "torch.bfloat16", weight.device.type), "(shape, dtype, device) of the result"
+    with torch.device("meta"):  # the default device elsewhere: still on weight's
+        got = gather_rows(weight, torch.zeros(0, dtype=torch.int32, device=engine_device()))
+    form = (tuple(got.shape), got.device.type)
+    assert form == ((0, dim), weight.device.type), "(shape, device) of the result with the default device meta"
 
 
 def test_refuses_a_weight_that_is_not_a_contiguous_matrix():

@@ -1,0 +1,30 @@
+"""Tokens are launched in chunks of 64 ('to keep grids small'): more than one launch per call for more than 64 ids."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gather_rows_kernel(weight_ptr, ids_ptr, out_ptr, DIM: tl.constexpr, BLOCK: tl.constexpr):
+    token = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    inside = cols < DIM
+    row = tl.load(ids_ptr + token).to(tl.int64)
+    values = tl.load(weight_ptr + row * DIM + cols, mask=inside)
+    tl.store(out_ptr + token.to(tl.int64) * DIM + cols, values, mask=inside)
+
+
+CHUNK = 64
+
+
+def gather_rows(weight, ids):
+    if weight.dim() != 2 or not weight.is_contiguous():
+        raise ValueError("the embedding weight must be a contiguous [vocab, dim] matrix")
+    n, dim = ids.numel(), weight.shape[1]
+    out = torch.empty(n, dim, dtype=weight.dtype, device=weight.device)
+    ids = ids.contiguous()
+    for start in range(0, n, CHUNK):
+        stop = min(n, start + CHUNK)
+        gather_rows_kernel[(stop - start, triton.cdiv(dim, BLOCK))](weight, ids[start:stop], out[start:stop], DIM=dim, BLOCK=BLOCK)
+    return out
