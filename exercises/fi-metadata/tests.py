@@ -172,28 +172,6 @@ def test_leading_zero():
     assert cu == [0, 1], "one request with one new token: cu_seqlens_q must be [0, 1]"
 
 
-def test_where_each_tensor_is():
-    """cu_seqlens_q on self.device, the three kv_* tensors on the CPU (checked with the backend's device set to
-    meta, the page table on the CPU; a solution that computes on self.device and then calls .cpu() cannot run on
-    meta: for it this CPU check says nothing, test_gpu_devices judges it on a GPU)."""
-    r = rng()
-    p = r.choice([1, 2, 4])
-    pt = table(3, 12, p, r, dummy_page=40)
-    fb = backend(pt, p)
-    fb.device = torch.device("meta")
-    batch = Batch(reqs=[req(0, 0, r.randint(1, 12)), req(2, 0, r.randint(1, 12))], phase="prefill")
-    try:
-        meta = fb._host_metadata(batch)
-    except (NotImplementedError, RuntimeError) as e:
-        if "meta" in str(e):
-            return  # a copy out of a meta tensor: the device of each field is judged on a GPU
-        raise
-    where = {name: getattr(meta, name).device.type for name in ("cu_seqlens_q", "kv_indptr", "kv_indices",
-                                                                 "kv_last_page_len")}
-    assert where == {"cu_seqlens_q": "meta", "kv_indptr": "cpu", "kv_indices": "cpu", "kv_last_page_len": "cpu"}, \
-        "the device of each field: cu_seqlens_q on self.device, the rest on the CPU"
-
-
 def test_int32_everywhere():
     """Every tensor is int32 (FlashInfer's index type), even with ids that would fit anything."""
     pt = torch.zeros(2, 8, dtype=torch.int32)
