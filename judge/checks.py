@@ -311,8 +311,8 @@ class Observation:
     right: Any
     opts: dict
     ok: bool | None  # None: a side was hidden, the referee decides
-    # for the referee's message (shown, never decided on): where ok is None, the plain scalars the assert's message
-    # shows (``{n}``); where ok is False, the message as this process built it (the test stops there)
+    # for the referee's message (shown, never decided on): where ok is None, the small plain values of the fields the
+    # assert's message shows (``{n}``, ``{c.num_layers}``); where ok is False, the message this process built
     names: dict[str, Any] = field(default_factory=dict)
     said: str = ""
 
@@ -354,7 +354,7 @@ def _small(v: Any, depth: int = 0) -> bool:
     return False
 
 
-def message_scalars(thunk: Any) -> dict[str, Any]:
+def message_fields(thunk: Any) -> dict[str, Any]:
     """The fields an assert's message shows (``{n}``, ``{c.num_layers}``: its thunk gives one thunk each), those
     whose value is ``_small``. Built only where the referee decides the check."""
     out = {}
@@ -432,7 +432,7 @@ class Checks:
                 text = f"(the assertion's message could not be built: {type(e).__name__})"
         if record:
             obs = Observation(self.test, index, site.line, op, pl, pr, plain(opts), ok,
-                              message_scalars(message_names) if ok is None and message_names is not None else {},
+                              message_fields(message_names) if ok is None and message_names is not None else {},
                               text[:MESSAGE_SAID_CHARS])
             self.observations.append(obs)
             if self.on_observe is not None:
@@ -476,7 +476,7 @@ class _Rewriter(ast.NodeTransformer):
         site = Site(line=node.lineno, op=op, left=ast.unparse(left), right=ast.unparse(right) if right else "",
                     template=_template(node.msg))
         self.sites.append(site)
-        names = _loaded_names(t)
+        names = sorted({n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
         said = _field_names(node.msg)
         args: list[ast.expr] = [
             ast.Subscript(value=ast.Name(SITES_NAME, ast.Load()), slice=ast.Constant(len(self.sites) - 1),
@@ -508,10 +508,6 @@ def _field_names(msg: ast.expr | None) -> list[ast.expr]:
     fields = {ast.unparse(v.value): v.value for v in msg.values
               if isinstance(v, ast.FormattedValue) and _dotted(v.value)}
     return [fields[k] for k in sorted(fields)]
-
-
-def _loaded_names(node: ast.AST) -> list[str]:
-    return sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
 
 
 def _template(msg: ast.expr | None) -> str:

@@ -6,6 +6,7 @@ the learner's path left the reference's before a hidden check, that check is des
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,8 @@ from judge.checks import Observation, fill_template
 from judge.exercise import load_exercise
 from judge.isolation import Judging, judge_isolated
 from judge.trusted import judge_trusted
-from tests.test_bank import ROOT
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("slug, least", [("cache-allocate", 20), ("sampling-params-validate", 20),
