@@ -4,8 +4,9 @@ Started as ``python -I -S -c BOOT CONFIG``: isolated from the environment (``PYT
 ``sitecustomize``, the user's site folder and the current directory are ignored), with ``sys.path``
 given by the parent. First thing, before any of the learner's code, it builds its walls: the sandbox
 where asked (``judge.sandbox.enter``), then its resource limits. Then it imports torch, the engine and the
-judge once, and reads jobs from a pipe, one JSON line at a time (the next one only after the verdict of the
-last: a job never sees another's source).
+judge once, and reads jobs from a pipe: a JSON line (the job without its source), then the source's bytes, which
+only the job's fork reads (the next job only after the last one's fork has ended: neither a job's source nor
+anything of it ever is in this process's memory, so no later fork can find it there).
 
 Each job is judged in a fork of this process, made for it and ended after its verdict: nothing a judging
 does to memory (a module's state, a patched engine function, the builtins), to the processes (a thread,
@@ -22,6 +23,7 @@ verdict.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -32,9 +34,9 @@ BOOT = "import json, sys; c = json.loads(sys.argv[1]); sys.path[:0] = c['sys_pat
 
 def main(config: dict) -> None:
     channel = os.fdopen(int(config["fd"]), "wb", buffering=0)
-    jobs = os.fdopen(int(config["jobs_fd"]), "rb")
+    jobs = int(config["jobs_fd"])  # read unbuffered: a buffer would hold the source that follows a job's line
     os.set_inheritable(channel.fileno(), False)
-    os.set_inheritable(jobs.fileno(), False)
+    os.set_inheritable(jobs, False)
     sys.stdin = open(os.devnull)  # noqa: SIM115 - the learner's code reads nothing
     write, dumps = channel.write, json.JSONEncoder(ensure_ascii=True).encode  # bound before any learner code
 
@@ -67,24 +69,30 @@ def main(config: dict) -> None:
     workdir = os.getcwd()
     kept = set(os.listdir(workdir))  # what the parent put there (the log): everything else is a job's
 
-    for n, line in enumerate(jobs):  # one job per line, sent after the previous verdict
+    for n in itertools.count():  # one job at a time, sent after the previous one's fork has ended
+        line = _read_line(jobs)
+        if not line:
+            break
         try:
             job = json.loads(line)
-        except ValueError as e:
+            size = int(job.pop("source_bytes"))
+        except (ValueError, KeyError, TypeError) as e:
             send({"event": "fatal", "message": f"a job the judge could not read: {e}"})
             code = 3
             break
         token = str(job.get("token", ""))
         if not forking:
+            job["source"] = _read_source(jobs, size)
             _judge(job, token, send, config.get("memory_mb"), retire=True)
             break
 
-        def judging(job=job, token=token, n=n) -> None:
+        def judging(job=job, token=token, n=n, size=size) -> None:
             """In the judging's own process: ends after its verdict, whatever the learner's code did."""
             import tempfile
 
             try:
-                jobs.close()  # the next job's line (its token, its source) is never readable from here
+                job["source"] = _read_source(jobs, size)
+                os.close(jobs)  # the next job's line (its token, its source) is never readable from here
                 private = tempfile.mkdtemp(prefix=f"job-{n}-", dir=workdir)  # 0o700, a name nothing took yet
                 os.chdir(private)
                 os.environ["TMPDIR"] = tempfile.tempdir = private
@@ -133,6 +141,33 @@ def _judge(job: dict, token: str, send, memory_mb: int | None, retire: bool) -> 
         event({"event": "verdict", "verdict": verdict.to_dict(), "retire": retire})
     except BaseException as e:  # noqa: BLE001 - ours (the core itself never raises)
         event({"event": "fatal", "message": f"{type(e).__name__}: {e}"})
+
+
+def _read_line(fd: int, cap: int = 1 << 16) -> bytes:
+    """One line from ``fd``, a byte at a time (nothing after it is read); b"" at the end of the pipe."""
+    out = bytearray()
+    while len(out) < cap:
+        b = os.read(fd, 1)
+        if not b:
+            return b""
+        if b == b"\n":
+            return bytes(out)
+        out += b
+    return bytes(out)
+
+
+def _read_source(fd: int, size: int) -> str | None:
+    """The ``size`` bytes of a job's source that follow its line (-1: none, the reference's)."""
+    if size < 0:
+        return None
+    chunks, left = [], size
+    while left > 0:
+        b = os.read(fd, min(left, 1 << 20))
+        if not b:
+            raise EOFError(f"the job's source ended after {size - left} of {size} bytes")
+        chunks.append(b)
+        left -= len(b)
+    return b"".join(chunks).decode("utf-8")
 
 
 def _remove_all_but(folder: str, kept: set[str]) -> None:

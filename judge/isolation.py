@@ -110,6 +110,7 @@ class ChildSpec:
     namespaces: bool = False  # its own PID namespace (and, with sandbox, network and mounts)
     sandbox: dict | None = None  # judge.sandbox.enter(**sandbox) before anything else
     workdir: str | None = None  # its private, writable folder (None: a fresh temporary one)
+    lasting: bool = False  # workdir outlives the call (a kept learner tree): the child may be kept warm in it
     measures: list[str] = field(default_factory=list)  # for the verdict's trust
     fork: bool = True  # False: each job in the child itself, which then retires (what a child with CUDA does)
 
@@ -154,12 +155,13 @@ def _signal_name(rc: int) -> str:
         return f"signal {-rc}"
 
 
-def _tail(path: str, n: int = 1500) -> str:
+def _tail(path: str, start: int = 0, n: int = 1500) -> str:
+    """The last ``n`` bytes of the log at ``path`` written after offset ``start`` (the current job's)."""
     try:
         with open(path, "rb") as f:
             f.seek(0, 2)
             size = f.tell()
-            f.seek(max(0, size - n))
+            f.seek(max(start, size - n))
             return f.read().decode("utf-8", "replace").strip()
     except OSError:
         return ""
@@ -196,7 +198,11 @@ class _Child:
         self.spec, self.limits = spec, limits
         self.private = tempfile.mkdtemp(prefix="judge-") if spec.workdir is None else None
         self.workdir = spec.workdir or self.private
-        self.log = os.path.join(self.workdir, "child.log")
+        # a kept learner tree's child judges many learners' files: its log (what their processes printed) is kept
+        # out of their sight, and a job's message quotes only what was printed since it was sent
+        self.logdir = tempfile.mkdtemp(prefix="judge-log-") if spec.lasting else None
+        self.log = os.path.join(self.logdir or self.workdir, "child.log")
+        self.log_from = 0
         self.marker = secrets.token_hex(8)
         r, w = os.pipe()
         jr, jw = os.pipe()
@@ -223,10 +229,21 @@ class _Child:
         self.ready = False  # it said "ready": every later job is judged in a fork of it
 
     def send_job(self, job: Judging) -> str:
-        """Send ``job``; returns its token (every event of its judging carries it)."""
+        """Send ``job`` (its line, then its source, which only its fork reads); returns its token (every event
+        of its judging carries it)."""
         token = secrets.token_hex(16)
+        request = {**job.to_request(), "token": token}
+        source = request.pop("source")
+        data = source.encode("utf-8") if source is not None else b""
+        request["source_bytes"] = len(data) if source is not None else -1
         try:
-            os.write(self.jobs, (json.dumps({**job.to_request(), "token": token}) + "\n").encode())
+            self.log_from = os.path.getsize(self.log)
+        except OSError:
+            self.log_from = 0
+        message = (json.dumps(request) + "\n").encode() + data
+        try:
+            while message:
+                message = message[os.write(self.jobs, message):]
         except OSError:  # the child is gone: its end is read from the event pipe
             pass
         return token
@@ -283,9 +300,10 @@ class _Child:
         if not self.spec.namespaces:
             sandbox.kill_orphans(MARKER, self.marker, exclude={self.proc.pid})
         os.close(self.events)
-        log = _tail(self.log)
-        if self.private:
-            shutil.rmtree(self.private, ignore_errors=True)
+        log = _tail(self.log, self.log_from)
+        for folder in (self.private, self.logdir):
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
         return self.proc.returncode, log
 
 
@@ -295,7 +313,8 @@ class _Warm:
     fork of its child, so a child is as clean after a job as before it. Ended when this process exits (their
     job pipe closes)."""
 
-    SIZE = 2  # children kept (each holds torch and the engine: about 0.3 GiB resident)
+    SIZE = 3  # children kept (each holds torch and the engine: about 0.3 GiB resident): the reference's and
+    # a learner tree's for trusted judging, and one more
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -303,10 +322,10 @@ class _Warm:
 
     @staticmethod
     def key(spec: ChildSpec, limits: Limits) -> str | None:
-        if spec.workdir is not None:  # a folder the caller owns and removes: the child goes with it
+        if spec.workdir is not None and not spec.lasting:  # a folder the caller removes: the child goes with it
             return None
         return json.dumps([spec.sys_path, sorted(spec.env.items()), spec.namespaces, spec.sandbox, spec.measures,
-                           spec.fork, limits.memory_mb, limits.nproc, limits.threads])
+                           spec.fork, spec.workdir, limits.memory_mb, limits.nproc, limits.threads])
 
     def take(self, key: str | None) -> _Child | None:
         with self.lock:
@@ -316,9 +335,11 @@ class _Warm:
                     return child
         return None
 
-    def close(self) -> None:
+    def close(self, workdir: str | None = None) -> None:
+        """End the kept children (only those working in ``workdir`` when given: its folder is going)."""
         with self.lock:
-            kept, self.kept = self.kept, []
+            kept = [(k, c) for k, c in self.kept if workdir is None or c.spec.workdir == workdir]
+            self.kept = [kc for kc in self.kept if kc not in kept]
         for _, c in kept:
             c.end()
 
@@ -333,6 +354,17 @@ class _Warm:
 
 _WARM = _Warm()
 atexit.register(_WARM.close)
+
+
+def kept_children() -> frozenset[int]:
+    """The process ids of the warm children kept now (what a long-lived judge spares when it cleans up)."""
+    with _WARM.lock:
+        return frozenset(c.proc.pid for _, c in _WARM.kept)
+
+
+def end_kept_children(workdir: str) -> None:
+    """End the warm children kept in ``workdir`` (a lasting folder about to be removed)."""
+    _WARM.close(workdir)
 
 
 class _StaleChild(Exception):
@@ -401,6 +433,11 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
                     state = _JobState(job=jobs[0], started=child.started)
                     state.token = child.send_job(jobs[0])
                 elif kind == "ended" and state is None:  # the last job's process and all it left are gone
+                    if len(outcomes) < len(jobs):  # the next job only now: nothing of the last one sees it
+                        exit_deadline = None
+                        state = _JobState(job=jobs[len(outcomes)], started=time.monotonic())
+                        state.token = child.send_job(jobs[len(outcomes)])
+                        continue
                     warm = ended = True
                     break
                 elif kind == "ended" and state is not None and state.loading:
@@ -408,7 +445,8 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
                     # verdict is built here, and the child, which cleaned up after it as after any job, goes on
                     rc = ev.get("rc")
                     wall = (time.monotonic() - state.started) * 1000
-                    v = _ended_early(state, rc if isinstance(rc, int) else 0, fatal, _tail(child.log), wall, trust)
+                    v = _ended_early(state, rc if isinstance(rc, int) else 0, fatal, _tail(child.log, child.log_from),
+                                     wall, trust)
                     outcomes.append(Outcome(v, state.checks, reported=False))
                     fatal, state = None, None
                     if len(outcomes) < len(jobs):
@@ -459,11 +497,9 @@ def _run_jobs(child: _Child, jobs: list[Judging], limits: Limits, spec: ChildSpe
                     outcomes.append(Outcome(v.finalize(), state.checks))
                     retire = bool(ev.get("retire"))
                     state = None
-                    if len(outcomes) < len(jobs) and not retire:
-                        state = _JobState(job=jobs[len(outcomes)], started=time.monotonic())
-                        state.token = child.send_job(jobs[len(outcomes)])
-                    elif key is not None and not retire:
-                        closing = ev.get("token")  # kept once its process is gone: nothing it started outlives it
+                    if not retire and (len(outcomes) < len(jobs) or key is not None):
+                        # the next job, or keeping the child, once its process is gone: nothing it started outlives it
+                        closing = ev.get("token")
                     else:
                         child.close_jobs()
                 elif kind == "fatal":

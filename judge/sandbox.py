@@ -303,11 +303,12 @@ def kill_group(pgid: int) -> None:
         pass
 
 
-def kill_descendants(timeout_s: float = 10.0) -> None:
-    """As a subreaper: kill and reap our children until none is left (their orphans come to us in turn)."""
+def kill_descendants(timeout_s: float = 10.0, spare: frozenset[int] = frozenset()) -> None:
+    """As a subreaper: kill and reap our children (but ``spare``) until none is left (their orphans come to us
+    in turn)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        kids = children(os.getpid())
+        kids = [k for k in children(os.getpid()) if k not in spare]
         if not kids:
             return
         kill_and_reap(kids)

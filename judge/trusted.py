@@ -28,6 +28,7 @@ back both outcomes. The screen before and the decision after are the same in bot
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib.util
 import os
@@ -36,7 +37,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -87,6 +88,7 @@ class LearnerTree:
     root: Path  # everything below is read-only for the learner's process, but scratch/
     scratch: Path  # its working directory and temporary folder
     exercise_path: Path
+    stamp: tuple = ()  # what it was built from (``_Trees``)
 
     @property
     def code(self) -> Path:
@@ -129,19 +131,113 @@ def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
     return LearnerTree(root=root, scratch=scratch, exercise_path=ex)
 
 
+class _Trees:
+    """Learner trees kept for the next trusted judging of the same exercise in this process (a runner's job
+    server, ``check``, the test suite), so that the learner's warm child in it is kept too. Kept only where
+    the learner's process runs in the mount sandbox, which leaves it nothing writable but ``scratch/`` (each
+    judging's folder in it is removed after the judging: ``judge.child``); elsewhere each judging builds its
+    own, as before. A tree is lent to one judging at a time; one whose exercise or engine files changed
+    since it was built is removed, with the child kept in it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.root: str | None = None
+        self.free: dict[tuple[str, str], list[tuple[tuple, LearnerTree]]] = {}  # (slug, path) -> (stamp, tree)
+        self.count = 0
+
+    @staticmethod
+    def stamp(exercise: Exercise) -> tuple:
+        """What the tree was built from, as (path, size, mtime) of every file: the engine packages, the judge,
+        the exercise's public files."""
+        roots = [JUDGE_DIR] + [Path(list(importlib.util.find_spec(p).submodule_search_locations)[0])
+                               for p in sorted({"minisgl"} | {t.module.split(".")[0] for t in exercise.targets})]
+        out = []
+        for root in roots:
+            for d, dirs, files in os.walk(root):
+                dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+                for f in sorted(files):
+                    st = os.stat(os.path.join(d, f))
+                    out.append((os.path.join(d, f), st.st_size, st.st_mtime_ns))
+        for name in PUBLIC_FILES + (CHAPTERS_FILE,):
+            path = exercise.path / name if name != CHAPTERS_FILE else exercise.path.parent / name
+            st = os.stat(path)
+            out.append((str(path), st.st_size, st.st_mtime_ns))
+        return tuple(out)
+
+    def _remove(self, tree: LearnerTree) -> None:
+        from .isolation import end_kept_children
+
+        end_kept_children(str(tree.scratch))
+        shutil.rmtree(tree.root, ignore_errors=True)
+
+    def take(self, exercise: Exercise) -> LearnerTree:
+        key, stamp = (exercise.slug, str(exercise.path)), self.stamp(exercise)
+        with self.lock:
+            trees = self.free.setdefault(key, [])
+            stale = [t for s, t in trees if s != stamp]
+            fresh = [(s, t) for s, t in trees if s == stamp]
+            self.free[key] = fresh[1:]
+            if self.root is None:
+                self.root = tempfile.mkdtemp(prefix="judge-trees-")
+                os.chmod(self.root, 0o755)
+                import atexit
+
+                atexit.register(self.close)
+            self.count += 1
+            path = os.path.join(self.root, f"{exercise.slug}-{self.count}")
+        for t in stale:
+            self._remove(t)
+        if fresh:
+            return fresh[0][1]
+        os.mkdir(path, 0o755)
+        tree = prepare_learner_tree(exercise, path)
+        tree.stamp = stamp
+        return tree
+
+    def give_back(self, exercise: Exercise, tree: LearnerTree) -> None:
+        with self.lock:
+            self.free.setdefault((exercise.slug, str(exercise.path)), []).append((tree.stamp, tree))
+
+    def close(self) -> None:
+        with self.lock:
+            root, self.root, self.free = self.root, None, {}
+        if root:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+_TREES = _Trees()
+
+
+@contextlib.contextmanager
+def learner_tree(exercise: Exercise) -> Iterator[tuple[LearnerTree, bool]]:
+    """A learner tree for one trusted judging: (tree, lasting), a kept one where the sandbox allows it
+    (``_Trees``), else a fresh one removed after the judging."""
+    if sandbox.namespaces_available(trusted=True):
+        tree = _TREES.take(exercise)
+        try:
+            yield tree, True
+        finally:
+            _TREES.give_back(exercise, tree)
+        return
+    with tempfile.TemporaryDirectory(prefix="judge-trusted-") as tmp:
+        os.chmod(tmp, 0o755)
+        yield prepare_learner_tree(exercise, tmp), False
+
+
 def _models_dir() -> str:
     from minisgl.testing import tiny_models_dir
 
     return str(tiny_models_dir().resolve())  # a link into a hidden folder would lead nowhere
 
 
-def _learner_spec(tree: LearnerTree) -> ChildSpec:
+def _learner_spec(tree: LearnerTree, lasting: bool = False) -> ChildSpec:
     """How the learner's process starts: the tree's code first, a minimal environment, and the sandbox
-    where the kernel allows it."""
+    where the kernel allows it (``lasting``: the tree is kept, and so may the child be)."""
     env = sandbox.learner_env(str(tree.scratch), str(tree.exercise_path.parent), _models_dir())
     python = sandbox.python_path()
     measures = ["process", "python-isolated", "private-dir"]
-    spec = ChildSpec(sys_path=[str(tree.code)] + python, env=env, workdir=str(tree.scratch), measures=measures)
+    spec = ChildSpec(sys_path=[str(tree.code)] + python, env=env, workdir=str(tree.scratch), measures=measures,
+                     lasting=lasting)
     if sandbox.namespaces_available(trusted=True):
         import sys
 
@@ -333,10 +429,8 @@ def _local_sides(reference: Judging, learners: list[Judging], *, limits: Limits)
     kernel allows. One learner judging's time is the whole judging's."""
     t0 = time.monotonic()
     results: dict[str, list[Outcome]] = {}
-    with tempfile.TemporaryDirectory(prefix="judge-trusted-") as tmp:
-        os.chmod(tmp, 0o755)
-        tree = prepare_learner_tree(reference.exercise, tmp)
-        spec = _learner_spec(tree)
+    with learner_tree(reference.exercise) as (tree, lasting):
+        spec = _learner_spec(tree, lasting)
         mine = [replace(j, exercise_path=str(tree.exercise_path)) for j in learners]
 
         def run(key: str, js: list[Judging], s: ChildSpec) -> None:

@@ -19,7 +19,9 @@ import importlib
 import json
 import os
 import random
+import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -101,6 +103,9 @@ class Executor:
 
     def prepare(self) -> None:
         """Check what the executor needs, once, before the first claim (raise to refuse to start)."""
+
+    def close(self) -> None:
+        """Release what it keeps between jobs, once, when the runner stops."""
 
     def modes(self, slot: Slot) -> list[str]:
         return ["gpu", "cpu"] if slot.gpu_id is not None or self.emulate_gpu else ["cpu"]
@@ -255,7 +260,10 @@ class _Either:
 
 
 class LocalExecutor(Executor):
-    """The same job entry as in the container, as a subprocess (no container: for development)."""
+    """The same job entry as in the container, without a container (development, and the embedded default):
+    each slot keeps a warm judge, ``python -m runner.job --serve`` in a session of its own, which judges its
+    jobs one after the other with torch and the engine imported once (``runner.job.serve``). A job past its
+    wall time, or cancelled, ends that judge and everything it started; the slot's next job starts a new one."""
 
     kind = "local"
 
@@ -263,13 +271,15 @@ class LocalExecutor(Executor):
         kw.setdefault("emulate_gpu", True)
         super().__init__(**kw)
         self.work_dir = work_dir
+        self._judges: dict[tuple[int, int | None], _WarmJudge] = {}  # (slot thread, GPU) -> its judge
+        self._lock = threading.Lock()
 
     def prepare(self) -> None:
         if self.work_dir:
             os.makedirs(self.work_dir, exist_ok=True)
 
     def trusted_verdict(self, judging, limits, cancel):
-        """The whole trusted judging in one subprocess (``judge_trusted``: the screen, the reference and
+        """The whole trusted judging in the slot's warm judge (``judge_trusted``: the screen, the reference and
         learner processes, the judge's own sandbox where the kernel allows it)."""
         spec = {"exercise": judging.exercise.slug, "mode": judging.mode, "run": judging.run_only,
                 "seed": judging.seed, "role": "trusted"}
@@ -280,8 +290,14 @@ class LocalExecutor(Executor):
         return interpret({"exercise": judging.exercise.slug, "run": judging.run_only}, judging.mode, res, limits)
 
     def run(self, argv, files_in, limits, cancel, mask=()):
+        key = (threading.get_ident(), limits.gpu)
+        with self._lock:
+            judge = self._judges.get(key)
+        if judge is None or not judge.alive():
+            judge = _WarmJudge(self._env(limits), self.work_dir)
+            with self._lock:
+                self._judges[key] = judge
         job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=self.work_dir))
-        t0 = time.monotonic()
         try:
             in_dir, out_dir = job_dir / "in", job_dir / "out"
             in_dir.mkdir()
@@ -289,38 +305,119 @@ class LocalExecutor(Executor):
             for rel, data in files_in.items():
                 (in_dir / rel).parent.mkdir(parents=True, exist_ok=True)
                 (in_dir / rel).write_bytes(data)
-            env = {k: v for k, v in os.environ.items() if not k.startswith(("MINISGL_RUNNER_", "MINISGL_PRACTICE_"))}
-            env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
-            env["HOME"] = str(job_dir)  # the learner side's private folder goes under it
-            if limits.gpu is not None:
-                env["CUDA_VISIBLE_DEVICES"] = str(limits.gpu)
-            # the tiny models' real folder: the learner's sandbox keeps it visible by path (a symlinked
-            # models/ would be hidden with the repository)
-            models = os.environ.get("MINISGL_TEST_MODELS") or str(REPO_ROOT / "models" / "test")
-            env["MINISGL_TEST_MODELS"] = str(Path(models).resolve())
-            with open(job_dir / "log", "wb") as log:
-                proc = subprocess.Popen([sys.executable, "-m", "runner.job", str(in_dir), str(out_dir)],
-                                        cwd=str(job_dir), env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                        stderr=log, start_new_session=True)
-            res = ContainerResult(exit_code=None)
-            while proc.poll() is None:
+            res = judge.judge(in_dir, out_dir, limits, cancel)
+            res.files_out = read_out(out_dir, limits.out_mb * 2**20)
+            return res
+        finally:
+            shutil.rmtree(job_dir, ignore_errors=True)
+
+    def _env(self, limits: ContainerLimits) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MINISGL_RUNNER_", "MINISGL_PRACTICE_"))}
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+        if limits.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(limits.gpu)
+        # the tiny models' real folder: the learner's sandbox keeps it visible by path (a symlinked
+        # models/ would be hidden with the repository)
+        models = os.environ.get("MINISGL_TEST_MODELS") or str(REPO_ROOT / "models" / "test")
+        env["MINISGL_TEST_MODELS"] = str(Path(models).resolve())
+        return env
+
+    def close(self) -> None:
+        """End every slot's warm judge (the runner is stopping)."""
+        with self._lock:
+            judges, self._judges = list(self._judges.values()), {}
+        for j in judges:
+            j.end()
+
+
+class _WarmJudge:
+    """One ``python -m runner.job --serve`` process and its private folder (its HOME and its log)."""
+
+    def __init__(self, env: dict[str, str], work_dir: str | None):
+        self.home = tempfile.mkdtemp(prefix="judge-server-", dir=work_dir)
+        self.log = os.path.join(self.home, "log")
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "runner.job", "--serve"], cwd=self.home,
+                                         env={**env, "HOME": self.home}, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def judge(self, in_dir: Path, out_dir: Path, limits: ContainerLimits,
+              cancel: threading.Event | None) -> ContainerResult:
+        t0 = time.monotonic()
+        log_from = os.path.getsize(self.log)
+        res = ContainerResult(exit_code=None)
+        try:
+            self.proc.stdin.write(f"{in_dir}\t{out_dir}\n".encode())
+            self.proc.stdin.flush()
+        except OSError:
+            pass  # it is gone: read below
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        try:
+            while True:
                 if time.monotonic() - t0 > limits.wall_s:
                     res.timed_out = True
                 elif cancel is not None and cancel.is_set():
                     res.cancelled = True
                 if res.timed_out or res.cancelled:
-                    sandbox.kill_group(proc.pid)
-                    proc.wait()
                     break
-                time.sleep(0.05)
-            if not (res.timed_out or res.cancelled):
-                res.exit_code = proc.returncode
-            res.wall_s = round(time.monotonic() - t0, 3)
-            res.log_tail = (job_dir / "log").read_bytes()[-4000:].decode("utf-8", "replace")
-            res.files_out = read_out(out_dir, limits.out_mb * 2**20)
-            return res
+                if sel.select(timeout=0.05):
+                    if self.proc.stdout.readline() == b"done\n":
+                        res.exit_code = 0
+                    break  # done, or it ended without finishing the job
         finally:
-            shutil.rmtree(job_dir, ignore_errors=True)
+            sel.close()
+        res.wall_s = round(time.monotonic() - t0, 3)
+        with open(self.log, "rb") as f:
+            f.seek(max(log_from, os.path.getsize(self.log) - 4000))
+            res.log_tail = f.read().decode("utf-8", "replace")
+        if res.exit_code is None:  # past its time, cancelled, or it died: it goes, with all it started
+            self.end()
+            if not (res.timed_out or res.cancelled):
+                res.exit_code = self.proc.returncode
+        return res
+
+    def end(self) -> None:
+        """Kill it and everything it started (its warm children and theirs), and remove its folder."""
+        tree = _descendants(self.proc.pid) if self.alive() else []
+        for pid in [self.proc.pid, *tree]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.proc.wait()
+        deadline = time.monotonic() + 10
+        while any(_running(p) for p in tree) and time.monotonic() < deadline:
+            time.sleep(0.02)  # the killed die a moment later (a PID namespace's own processes with it)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not died yet (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.rindex(b")") + 2:][:1] != b"Z"
+    except (OSError, ValueError):
+        return False
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid``, parents before children."""
+    out, todo = [], [pid]
+    while todo:
+        kids = sandbox.children(todo.pop())
+        out += kids
+        todo += kids
+    return out
 
 
 def make_executor(name: str, **kw: Any) -> Executor:

@@ -12,7 +12,9 @@ subprocess). ``IN_DIR/job.json`` says which (``role``), the exercise, the judge'
   with the docker executor's sides).
 - ``trusted`` (local executor): the whole trusted judging here (``judge.trusted.judge_trusted``: reference
   and learner processes with the judge's own sandbox where the kernel allows it); writes
-  ``OUT_DIR/verdict.json``.
+  ``OUT_DIR/verdict.json``. The local executor sends its jobs to ``python -m runner.job --serve``, one
+  process per slot that judges them one after the other (``serve``), its reference and learner processes kept
+  warm between them.
 
 As the container's PID 1 it also makes sure nothing of the learner's outlives the judging or writes
 after it: it cannot be signalled from inside (PID 1 ignores signals it does not handle) nor traced (it
@@ -89,20 +91,12 @@ def judge_role(job: dict, in_dir: Path) -> tuple[str, dict]:
     raise ValueError(f"unknown role {role!r}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2:
-        print("usage: python -m runner.job IN_DIR OUT_DIR", file=sys.stderr)
-        return 2
-    in_dir, out_dir = Path(args[0]), Path(args[1])
-    pid1 = os.getpid() == 1
-    if pid1:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # PID 1: default-action signals from inside are dropped
-        sandbox.not_dumpable()
-    else:
-        sandbox.become_subreaper()
-    job = json.loads((in_dir / "job.json").read_text(encoding="utf-8"))
+def judge_one(in_dir: Path, out_dir: Path, *, pid1: bool = False, warm: bool = False) -> None:
+    """Judge the job in ``in_dir`` and write its file to ``out_dir``, last, once every process it started
+    (but, with ``warm``, the warm children kept for the next job) is gone."""
+    job: dict = {}
     try:
+        job = json.loads((in_dir / "job.json").read_text(encoding="utf-8"))
         name, content = judge_role(job, in_dir)
     except Exception as e:  # noqa: BLE001 - ours, never the learner's (their code ran in a child)
         from judge.verdict import Verdict
@@ -114,8 +108,41 @@ def main(argv: list[str] | None = None) -> int:
     if pid1:
         sandbox.kill_all_others()
     else:
-        sandbox.kill_descendants()
+        from judge.isolation import kept_children
+
+        sandbox.kill_descendants(spare=kept_children() if warm else frozenset())
     write_file(out_dir, name, content)
+
+
+def serve() -> int:
+    """The local executor's warm judge: ``python -m runner.job --serve`` judges one job per line of stdin
+    (``IN_DIR OUT_DIR``, tab-separated) and answers each with a line ``done`` on stdout once its file is written.
+    Torch and the engine are imported once, by the warm children kept between jobs (``judge.isolation``: each
+    judging runs in a fork of one, and sees nothing of the jobs before it); everything else a job started is
+    killed before its file is written. Ends at the end of stdin (the runner went away)."""
+    sandbox.become_subreaper()
+    for line in sys.stdin:
+        in_dir, _, out_dir = line.rstrip("\n").partition("\t")
+        judge_one(Path(in_dir), Path(out_dir), warm=True)
+        print("done", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--serve"]:
+        return serve()
+    if len(args) != 2:
+        print("usage: python -m runner.job IN_DIR OUT_DIR  |  python -m runner.job --serve", file=sys.stderr)
+        return 2
+    in_dir, out_dir = Path(args[0]), Path(args[1])
+    pid1 = os.getpid() == 1
+    if pid1:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # PID 1: default-action signals from inside are dropped
+        sandbox.not_dumpable()
+    else:
+        sandbox.become_subreaper()
+    judge_one(in_dir, out_dir, pid1=pid1)
     return 0
 
 

@@ -74,9 +74,12 @@ class Service:
                    for s in self.slots]
         for t in threads:
             t.start()
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(timeout=0.2)
+        try:
+            while any(t.is_alive() for t in threads):
+                for t in threads:
+                    t.join(timeout=0.2)
+        finally:
+            self.executor.close()
         log.info("runner stopped after %d job(s)", self.jobs_done)
         return self.exit_code
 

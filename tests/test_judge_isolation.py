@@ -324,6 +324,47 @@ def test_nothing_a_judging_leaves_reaches_the_next_in_its_child():
     assert all(o.reported for o in (planted, seen, judged)), "each verdict came from its judging, none was rebuilt"
 
 
+# scans its own process's writable memory for a token of the form LEAK-<32 hex digits> whose sha256 is SECRET_SHA
+MEMORY_SCAN = with_body(
+    "    import hashlib, re\n"
+    "    pattern, found = re.compile(rb'LEAK-([0-9a-f]{32})'), []\n"
+    "    with open('/proc/self/maps') as maps, open('/proc/self/mem', 'rb', buffering=0) as mem:\n"
+    "        for line in maps:\n"
+    "            span, perms = line.split()[:2]\n"
+    "            if not perms.startswith('rw'):\n"
+    "                continue\n"
+    "            lo, hi = (int(x, 16) for x in span.split('-'))\n"
+    "            try:\n"
+    "                mem.seek(lo)\n"
+    "                data = mem.read(hi - lo)\n"
+    "            except OSError:\n"
+    "                continue\n"
+    "            found += [m.group(1) for m in pattern.finditer(data)]\n"
+    "    print('FOUND', sum(hashlib.sha256(f).hexdigest() == SECRET_SHA for f in found))\n"
+    "    return [v * k for v in values]\n")
+
+
+def test_a_judgings_source_is_not_in_the_memory_the_next_one_starts_from():
+    """A warm child never reads a job's source (only the job's fork does): the next judging, a fork of the same
+    child, finds no copy of the last one's source anywhere in its memory."""
+    import hashlib
+    import secrets
+
+    secret = secrets.token_hex(16)
+    sha = hashlib.sha256(secret.encode()).hexdigest()
+    planter = GOOD + f"\n# a learner's solution, private to them: LEAK-{secret}\n"
+    looker = f"SECRET_SHA = {sha!r}\n" + MEMORY_SCAN
+    ex = _toy()
+    _, seen = judge_isolated([Judging(ex, planter), Judging(ex, looker)], limits=LIMITS, spec=local_spec([str(TOY)]))
+    assert seen.verdict.status == "accepted", [(t.name, t.message) for t in seen.verdict.tests]
+    words = seen.verdict.tests[0].output.split()
+    assert words[words.index("FOUND") + 1] == "0", "the last judging's source is in this judging's memory"
+    alone = judge_isolated([Judging(ex, looker.replace("SECRET_SHA = ", f"# LEAK-{secret}\nSECRET_SHA = "))],
+                           limits=LIMITS, spec=local_spec([str(TOY)]))[0].verdict
+    words = alone.tests[0].output.split()
+    assert int(words[words.index("FOUND") + 1]) >= 1, "the scan finds the token in its own source: it can see one"
+
+
 def _parent_of(verdict) -> str:
     """The judging's parent process, as pid and start time (a pid alone repeats across PID namespaces)."""
     words = verdict.tests[0].output.split()
