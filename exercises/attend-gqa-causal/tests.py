@@ -127,10 +127,33 @@ def test_multi_head_and_random_shapes():
 
 
 def test_scale_is_applied():
-    """The scores are multiplied by scale (a large scale makes the attention sharp)."""
+    """The scores are multiplied by scale (a large scale makes the attention sharp), in a prefill and in a decode
+    step (n == 1) alike: the scale given, not 1 / sqrt(D)."""
     g = rng()
     q, k, v, _ = case(g, 3, 6, 2, 2, 4)
     check(q, k, v, round(g.uniform(1.5, 3.0), 2), "scale > 1")
+    for scale in (2.5, round(g.uniform(0.05, 0.2), 3)):
+        q, k, v, _ = case(g, 1, g.randint(4, 9), 4, 2, 6)
+        check(q, k, v, scale, f"a decode step (n == 1) with scale = {scale} (not 1 / sqrt(D))")
+
+
+def test_hidden_keys_get_no_weight():
+    """Scores far below zero (from about -250 down to -630): a later key still gets no weight at all, whatever
+    the visible keys' scores (a finite fill such as -100 would outweigh them). Every q and k is a whole multiple of
+    the all-ones vector, so each score is exact and the softmax over the visible keys is exactly known."""
+    g = rng()
+    for n, L, hq, hkv in ((2, 5, 2, 1), (g.randint(2, 4), g.randint(5, 9), 4, 2)):
+        d = 6
+        a = [g.randint(10, 16) for _ in range(n)]  # query i is -a[i] * ones
+        b = [g.randint(10, 16) for _ in range(L)]  # key j is b[j] * ones (every KV head)
+        q = torch.tensor([[[-float(a[i])] * d] * hq for i in range(n)])
+        k = torch.tensor([[[float(b[j])] * d] * hkv for j in range(L)])
+        v = tensor(g, L, hkv, d)
+        got = utils.attend(q, k, v, d**-0.5)
+        want = direct(q, k, v, d**-0.5)
+        close = bool(torch.allclose(got, want, atol=1e-5))
+        assert close, (f"{n} new tokens after {L - n} cached, every score below -200: a later key got weight; "
+                       "hide it with -inf, not a finite fill")
 
 
 def test_output_in_the_dtype_of_q():

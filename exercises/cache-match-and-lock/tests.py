@@ -88,6 +88,41 @@ def test_pages_of_three():
     want = min(n, len(q.input_ids) - 1) // 3 * 3
     got = (q.cached_len, q.matched_len, cm.page_table[1, :want].tolist())
     assert got == (want, want, slots[:want]), f"prompt of {n + 1} tokens, {n} cached: (cached_len, matched_len, row)"
+    hits = cm.hit_tokens
+    assert hits == want, f"page size 3, {want} tokens matched: hit_tokens counts the matched tokens, not pages"
+
+
+def test_one_token_match():
+    """Page size 1, a match of one token: its slot is written into the row all the same (and the rest of the row
+    is left as it was)."""
+    r = rng()
+    cm = make(1)
+    cache_tokens(cm, [r.randrange(600, 900) for _ in range(3)])  # so that the slots are not the table's zeros
+    toks = [r.randrange(1, 500) for _ in range(4)]
+    slots = cache_tokens(cm, toks)
+    cm.page_table[2].fill_(-7)
+    q = new_req([toks[0], 999, 998], row=2)
+    cm.match_and_lock(q)
+    got = (q.cached_len, cm.page_table[2, :3].tolist())
+    assert got == (1, [slots[0], -7, -7]), \
+        "one token matched: (cached_len, the row's first 3 entries: its slot, then what was there)"
+
+
+def test_lengths_set_on_a_miss_too():
+    """"set req.cached_len and req.matched_len to the matched length", whatever they held before: a request that
+    comes with stale lengths (from an earlier admission attempt) gets 0 for both when nothing matches, and the
+    match's length (smaller than the stale one) on a hit."""
+    r = rng()
+    cm = make(1)
+    toks = [r.randrange(1, 500) for _ in range(6)]
+    cache_tokens(cm, toks)
+    for prompt, want in (([r.randrange(600, 900) for _ in range(8)], 0), (toks[:2] + [999] * 6, 2)):
+        q = new_req(prompt)
+        q.cached_len = q.matched_len = 5
+        cm.match_and_lock(q)
+        got = (q.cached_len, q.matched_len)
+        assert got == (want, want), (f"{want} tokens matched, the request came with cached_len = matched_len = 5: "
+                                     "(cached_len, matched_len) are set to the matched length, even 0")
 
 
 def test_no_hit():

@@ -203,7 +203,8 @@ def test_kv_len_never_more_than_input_ids():
 
 def test_offers_whole_pages_only():
     """Rule 1, "offer only tokens whose KV exists, and only whole pages": what release hands to insert is a
-    page-aligned list of at most kv_len tokens, with one slot per token."""
+    page-aligned list of at most kv_len tokens, with one slot per token, the slots "the int32 tensor of their
+    slots" (the page table's, not cast)."""
     g = rng()
     for p in (3, 5):
         cm = make(40, p)
@@ -211,7 +212,7 @@ def test_offers_whole_pages_only():
         insert = cm.prefix_cache.insert
 
         def recording(tokens, slots, insert=insert, offered=offered):
-            offered.append((type(tokens).__name__, len(tokens), len(slots)))
+            offered.append((type(tokens).__name__, len(tokens), len(slots), str(getattr(slots, "dtype", type(slots)))))
             return insert(tokens, slots)
 
         cm.prefix_cache.insert = recording
@@ -220,12 +221,14 @@ def test_offers_whole_pages_only():
         kv_len = q.cached_len
         assert kv_len % p, "test set-up: the tokens with KV end inside a page"
         cm.release(q)
-        for kind, n_tokens, n_slots in offered:
+        for kind, n_tokens, n_slots, dtype in offered:
             assert kind == "list", f"page size {p}: the tokens are offered as a list of ints, not a {kind}"
             assert n_tokens % p == 0, f"page size {p}: {n_tokens} tokens offered: only whole pages (kv_len {kv_len})"
             assert n_tokens <= kv_len, f"page size {p}: {n_tokens} tokens offered, only {kv_len} have KV"
             assert n_slots == n_tokens, f"page size {p}: {n_tokens} tokens offered with {n_slots} slots (one per token)"
-        total = sum(n for _, n, _ in offered)
+            assert dtype == "torch.int32", \
+                f"page size {p}: the slots are offered as the int32 tensor of the page table, not {dtype}"
+        total = sum(n for _, n, _, _ in offered)
         assert total == kv_len - kv_len % p, f"page size {p}: the {kv_len - kv_len % p} tokens of whole pages offered"
 
 

@@ -82,8 +82,12 @@ def test_example_nucleus():
 
 
 def test_temperatures():
-    """Random logits at random temperatures, below and above 1."""
+    """Random logits at random temperatures, below and above 1; and cold ones (0.05 and below 0.1), which divide
+    the logits as they are: no floor on the temperature."""
+    check([1.0, 1.1, 0.95, 1.2, 0.8, 1.15], 0.05)
     g = rng()
+    close = [round(g.uniform(-0.3, 0.3), 3) + i * 1e-4 for i in range(g.randint(6, 20))]  # near logits: not one-hot
+    check(close, round(g.uniform(0.02, 0.09), 3))
     for t in (round(g.uniform(0.2, 0.9), 2), round(g.uniform(1.1, 3.0), 2)):
         check(random_logits(g, g.randint(7, 40)), t)
 
@@ -102,11 +106,12 @@ def test_top_p_one_cuts_nothing():
 
 
 def test_top_k():
-    """Top-k alone: the k most likely kept; k >= the vocabulary keeps everything."""
+    """Top-k alone: the k most likely kept (k = 1, k = vocab - 1 too); k >= the vocabulary keeps everything."""
     g = rng()
     n = g.randint(12, 40)
     check(random_logits(g, n), round(g.uniform(0.5, 1.5), 2), top_k=g.randint(2, 9))
     check(random_logits(g, n), 1.0, top_k=1)
+    check(random_logits(g, n), 1.0, top_k=n - 1)  # one below the vocabulary: the least likely token dropped
     check(random_logits(g, n), 1.0, top_k=n)
     check(random_logits(g, n), 1.0, top_k=n + g.randint(1, 5))
 

@@ -268,14 +268,18 @@ def test_unit_release_all_but_ongoing():
 
 
 def test_unit_release_in_uid_order():
-    """With no batch running (ongoing None) every finished request is released, in uid order."""
+    """With no batch running (ongoing None) every finished request is released, in uid order (not in the order of
+    their rows: here the larger the uid, the smaller the row)."""
     g = rng()
     sc, log = fake_scheduler()
     uids = g.sample(range(100), 9)
-    sc.finished_reqs.update(req(u) for u in uids)
+    reqs = [req(u) for u in uids]
+    for r in reqs:
+        r.table_idx = 200 - r.uid  # rows in the opposite order of the uids
+    sc.finished_reqs.update(reqs)
     Scheduler._release_finished(sc, None)
     order = [uid for name, uid in log.calls if name == "release"]
-    assert order == sorted(uids), "released in uid order (a set's order is not fixed)"
+    assert order == sorted(uids), "released in uid order (a set's order is not fixed; nor is the rows' order uid's)"
     assert sc.finished_reqs == set()
 
 

@@ -244,6 +244,21 @@ def test_unit_flag_read_once():
         assert got == expected_order(4, overlap), f"started with overlap={overlap}: the whole run in that mode"
 
 
+def test_unit_flag_read_at_each_call():
+    """"read it once, at the start" of each run_until_idle: two runs on the same scheduler, the flag flipped in
+    between: the second run is in the new mode (not the one the first run saw)."""
+    n = rng().randint(2, 4)
+    for first in (False, True):
+        sc = Scripted(3)
+        got, _ = loop(sc, first)
+        assert got == expected_order(3, first), f"first run, overlap={first}: (event, batch number) in order"
+        sc.t_ready, sc.t_scheduled, sc.t_processed, sc.t_events = n, 0, [], []  # n new batches, numbered from 1
+        got, _ = loop(sc, not first)
+        assert got == expected_order(n, not first), \
+            (f"second run on the same scheduler, the flag flipped to overlap={not first}: the flag is read at the "
+             "start of each run_until_idle call, not once per scheduler")
+
+
 def test_unit_keeps_going_after_a_release():
     """Two more batches become schedulable only at the release after batch 2 was processed: the loop goes on and
     runs them (a step that processed something is followed by another), in both modes."""

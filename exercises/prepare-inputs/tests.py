@@ -108,6 +108,30 @@ def test_padded_batch_includes_the_dummies():
     assert tail == [7] * n_dummy, "the dummy requests write into the dummy slot"
 
 
+def test_same_batch_new_table_contents():
+    """The same batch layout (rows, cached_len, device_len) gathered again after the tables changed (new tables,
+    then the same tables written in place, as the engine's sampler and allocator do): every call reads the tables'
+    contents now, nothing is reused from an earlier call."""
+    g = rng()
+    cached = g.randint(0, 20)
+    layout = [(3, 2, 5), (1, 7, 8), (g.randrange(4, ROWS - 1), cached, cached + g.randint(1, 6))]
+    pool, table = tables(g)
+    for step in range(4):
+        if step == 1:
+            pool, table = tables(g)  # new tables
+        elif step > 1:  # the same tables, changed in place between two forwards
+            pool[:, :] = pool.flip(0) + step
+            table[:, :] = table.flip(1) + ROWS * WIDTH
+        batch = Batch(reqs=[req(*r) for r in layout], phase="prefill")
+        input_ids, positions, out_loc = inputs(batch, pool, table)
+        ids, pos, loc = spec(batch, pool, table)
+        assert positions.tolist() == pos, "positions are j in [cached_len, device_len) of each request, in order"
+        assert input_ids.tolist() == ids, \
+            f"call {step + 1} on the same layout: input_ids must be the token pool's contents now, not an earlier call's"
+        assert out_loc.tolist() == loc, \
+            f"call {step + 1} on the same layout: out_loc must be the page table's contents now, not an earlier call's"
+
+
 def test_on_the_device_of_the_tables():
     """The tables on a device other than the CPU (PyTorch's meta device: shapes and dtypes, no values): the three
     fields are on that device, int32, one entry per token; gathered there, never read on the host. The browser's

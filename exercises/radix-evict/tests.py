@@ -189,6 +189,23 @@ def test_parent_competes_by_its_own_tick():
     assert kept == 4, "Z, the most recently used, is still cached"
 
 
+def test_parent_keeps_its_own_newer_tick():
+    """"competing with the others by its own last_access", when the parent is newer than its child: A (4 pages)
+    cached, then B (1 page), then A's first 2 pages matched (P, split off A, gets a new tick; its child keeps A's
+    old one). evict(3) frees A's last 2 pages, then B (older than P): P stays (page sizes 1 and 3)."""
+    for p in (1, 3):
+        c = cache(p)
+        a = list(range(1, 4 * p + 1))
+        put(c, a, 0)
+        put(c, [90 + i for i in range(p)], 9 * p)
+        c.match_prefix(a[: 2 * p])
+        got = evicted(c, 3)
+        assert got == [2, 3, 9], (f"page size {p}: A's last 2 pages, then B: their parent P, a leaf once they are "
+                                  "gone, goes on the heap with its own last_access (newer than B's), not its child's")
+        kept = c.match_prefix(a).length
+        assert kept == 2 * p, f"page size {p}: P (A's first 2 pages), matched last, is still cached"
+
+
 def forked(p: int, k: int, sizes: list) -> tuple:
     """k branches U_i -> N_i (U_i split off by a match) of sizes[i] = (pages of U_i, pages of N_i); every N_i gets
     last_access 1 and every U_i last_access 2: ties. Returns (cache, [(U_i's pages, N_i's pages)])."""

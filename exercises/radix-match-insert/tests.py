@@ -3,7 +3,7 @@ matches, the tree's shape, and the engine's own lock, unlock and evict."""
 
 import torch
 
-from judge.testing import expected, rng
+from judge.testing import expected, mode, rng
 from minisgl.kvcache.radix import RadixPrefixCache
 
 
@@ -312,6 +312,67 @@ def test_one_tick_per_walk():
     ticks = [n.last_access for n in path]
     assert len(path) == 3 and len(set(ticks)) == 1, f"page size {p}: one tick for every node of the walk, not {ticks}"
     assert ticks[0] > before, f"page size {p}: the walk's tick is a new one (after every earlier tick)"
+
+
+def test_a_split_by_a_walk_gets_its_tick():
+    """_walk, "every node passed gets last_access set to one new tick", the node a split makes too: insert A (6
+    pages), then B (1 page), match B, then match A's first 3 pages (a split). Evicting 3 pages frees the rest of A
+    (the lower half keeps A's old tick); the next page freed is B's, as the upper half (the handle) was used after
+    B (page sizes 1 and 3)."""
+    for p in (1, 3):
+        c = cache(p)
+        a, b = list(range(1, 6 * p + 1)), [90 + i for i in range(p)]
+        c.insert(a, slots(0, 6 * p))
+        c.insert(b, slots(10 * p, p))
+        c.match_prefix(b)
+        m = c.match_prefix(a[: 3 * p])
+        assert m.length == 3 * p, f"page size {p}: the match of A's first 3 pages"
+        first = sorted(c.evict(3))
+        assert first == [3, 4, 5], f"page size {p}: evict(3) frees the least recently used leaf: the rest of A"
+        then = sorted(c.evict(1))
+        assert then == [10], (f"page size {p}: evict(1) then frees B's page, not A's first 3 pages: the upper node "
+                              "of the split was passed by the match, so it gets the walk's new tick, newer than B's")
+
+
+def test_a_walk_draws_one_tick():
+    """_walk, "one new tick (drawn once when the walk starts, even if it passes no node, the same for the whole
+    walk)": every walk takes exactly one tick of self._clock: one that matches nothing, one through one node, one
+    through three nodes (page sizes 1 and 3)."""
+    g = rng()
+    for p in (1, 3):
+        c = cache(p)
+        a = [g.randrange(1, 500) for _ in range(6 * p)]
+        c.insert(a, slots(0, 6 * p))
+        c.insert(a[: 2 * p] + [g.randrange(500, 900) for _ in range(p)], slots(100, 3 * p))
+        c.insert(a[: 4 * p] + [g.randrange(900, 999) for _ in range(p)], slots(200, 5 * p))
+        for what, toks in (("matches nothing", [0] * p), ("is empty", []), ("passes one node", a[: 2 * p]),
+                           ("passes three nodes", a)):
+            before = next(c._clock)
+            c._walk(list(toks), len(toks))
+            drawn = next(c._clock) - before - 1
+            assert drawn == 1, f"page size {p}: a walk that {what} draws one tick of self._clock, not {drawn}"
+
+
+def test_nothing_matched_on_the_cache_device():
+    """match_prefix, "an empty int32 tensor on self.device when nothing matched", and the slots of a match on it
+    too: a cache on another device than the CPU (PyTorch's meta device: shapes and dtypes, no values). The browser's
+    torch has only the CPU: there this test checks nothing more than the dtypes."""
+    # the browser's torch has only the CPU: there the same checks run on it (a device mistake shows only locally)
+    meta = torch.device("cpu" if mode() == "browser" else "meta")
+    c = RadixPrefixCache(1, meta)
+    c.insert([1, 2, 3, 4], torch.arange(4, dtype=torch.int32, device=meta))
+    for toks, n in (([7, 8], 0), ([], 0), ([1, 2, 9], 2)):
+        try:
+            m = c.match_prefix(toks)
+        except Exception as e:  # noqa: BLE001 - whatever a solution that reads values raises on the meta device
+            if str(e).startswith("write "):
+                raise  # the starter's NotImplementedError
+            raise AssertionError(f"match_prefix({toks}) on a cache on the {meta} device (no values) raised "
+                                 f"{type(e).__name__}: {e}; build the indices from the nodes' tensors (torch.cat), "
+                                 "never from their values") from None
+        got = (m.length, str(m.indices.device), str(m.indices.dtype), list(m.indices.shape))
+        assert got == (n, str(meta), "torch.int32", [n]), \
+            f"match_prefix({toks}) on a cache on the {meta} device: (length, device, dtype, shape) of the indices"
 
 
 def test_walk_directly():

@@ -236,6 +236,19 @@ def test_no_free_row():
     assert written == []
 
 
+def test_last_free_row_is_used():
+    """Step 1 refuses only when no row is free: with exactly one row left (and pages to spare), the request takes
+    it and is admitted."""
+    g = rng()
+    pm, written = setup(300, rows=2)
+    running(pm, 0, [3, 4, 5], 4, 1)
+    q = make_req(1, [g.randrange(6, 500) for _ in range(g.randint(3, 7))], g.randint(3, 9))
+    got = pm._try_admit(q)
+    assert got is True, "one page-table row is free and the pages fit: the request is admitted"
+    fields = (q.table_idx in (0, 1), pm.table.available, sorted(pm.admitted), written)
+    assert fields == (True, 0, [0, 1], [1]), "(it has a row, rows left, admitted uids, prompts written)"
+
+
 def test_engine_small_pool_hidden():
     """Random prompts and a pool that holds only some of them at once: the same admissions as the engine's, no
     allocation runs out of pages, and every page is accounted for at the end."""

@@ -172,6 +172,49 @@ def test_last_indices_of_a_padded_batch():
             f"a padded {phase} batch: the rows of the last new token of the first bs = {bs} requests only"
 
 
+def offsets(batch: Batch) -> list:
+    cu = [0]
+    for r in batch.padded_reqs:
+        cu.append(cu[-1] + r.extend_len)
+    return cu
+
+
+def last_rows(batch: Batch, bs: int) -> list:
+    return [c - 1 for c in offsets(batch)[1 : bs + 1]]
+
+
+def test_last_indices_for_several_bs():
+    """get_last_indices called again on the same metadata with another bs (the batch's size, 1, the padded size,
+    the size again): each call answers for its own bs, nothing is kept from an earlier call."""
+    g = rng()
+    be = backend(g)
+    batch = random_batch(g, "prefill", pad=True)
+    be.prepare_metadata(batch)
+    m = batch.attn_metadata
+    calls = []
+    for bs in (batch.size, 1, len(batch.padded_reqs), batch.size):
+        calls.append(bs)
+        got = m.get_last_indices(bs).tolist()
+        assert got == last_rows(batch, bs), \
+            f"get_last_indices({bs}) after the calls {calls[:-1]}: the rows of the first {bs} requests' last tokens"
+
+
+def test_last_indices_leave_the_metadata_unchanged():
+    """get_last_indices reads the metadata without changing it: cu_seqlens_q is the same after a call, and calling
+    it twice gives the same rows."""
+    g = rng()
+    for phase in ("prefill", "decode"):
+        be = backend(g)
+        batch = random_batch(g, phase, pad=True)
+        be.prepare_metadata(batch)
+        m = batch.attn_metadata
+        for call in ("first", "second"):
+            got = m.get_last_indices(batch.size).tolist()
+            assert got == last_rows(batch, batch.size), f"the {call} call of get_last_indices({batch.size})"
+            assert m.cu_seqlens_q.tolist() == offsets(batch), \
+                f"after the {call} call of get_last_indices, cu_seqlens_q changed: leave the metadata as it is"
+
+
 def test_like_the_engine():
     """Random batches: the metadata equals the engine's."""
     g = rng()
