@@ -314,6 +314,41 @@ def kill_descendants(timeout_s: float = 10.0, spare: frozenset[int] = frozenset(
         kill_and_reap(kids)
 
 
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not died yet (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.rindex(b")") + 2:][:1] != b"Z"
+    except (OSError, ValueError):
+        return False
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of ``pid``, parents before children."""
+    out, todo = [], [pid]
+    while todo:
+        kids = children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def kill_tree(pid: int, reap: Callable[[], object], timeout_s: float = 10.0) -> None:
+    """SIGKILL ``pid`` (our child, reaped by ``reap``) and every descendant it has, wherever they were started (their
+    own sessions, PID namespaces), and wait until each has died or ``timeout_s`` passed."""
+    tree = [pid, *descendants(pid)] if running(pid) else [pid]
+    for p in tree:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    reap()
+    deadline = time.monotonic() + timeout_s
+    while any(running(p) for p in tree) and time.monotonic() < deadline:
+        time.sleep(0.02)  # the killed die a moment later (a PID namespace's own processes with its first)
+
+
 def kill_orphans(variable: str, value: str, exclude: set[int]) -> None:
     """As a subreaper: kill the orphans re-parented to us whose environment has ``variable=value`` (the
     marker of one child), other than ``exclude`` (our live children), until none is left."""

@@ -21,7 +21,6 @@ import os
 import random
 import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -382,42 +381,13 @@ class _WarmJudge:
 
     def end(self) -> None:
         """Kill it and everything it started (its warm children and theirs), and remove its folder."""
-        tree = _descendants(self.proc.pid) if self.alive() else []
-        for pid in [self.proc.pid, *tree]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        self.proc.wait()
-        deadline = time.monotonic() + 10
-        while any(_running(p) for p in tree) and time.monotonic() < deadline:
-            time.sleep(0.02)  # the killed die a moment later (a PID namespace's own processes with it)
+        sandbox.kill_tree(self.proc.pid, reap=lambda: self.proc.wait())
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()
             except OSError:
                 pass
         shutil.rmtree(self.home, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not died yet (a zombie has)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return stat[stat.rindex(b")") + 2:][:1] != b"Z"
-    except (OSError, ValueError):
-        return False
-
-
-def _descendants(pid: int) -> list[int]:
-    """Every live descendant of ``pid``, parents before children."""
-    out, todo = [], [pid]
-    while todo:
-        kids = sandbox.children(todo.pop())
-        out += kids
-        todo += kids
-    return out
 
 
 def make_executor(name: str, **kw: Any) -> Executor:

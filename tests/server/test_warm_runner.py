@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from runner.executors import LocalExecutor, Slot, _descendants, _running
+from judge.sandbox import descendants, running
+from runner.executors import LocalExecutor, Slot
 from tests.server.pieces import mutant_code, reference_code
 
 EX = "sampling-params-validate"
@@ -47,7 +48,7 @@ def test_a_slots_jobs_share_one_warm_judge_and_keep_their_verdicts(executor):
     for r in (first, wrong, again):
         assert r.verdict["trust"]["level"] == "trusted" and not r.handback
     assert the_judge(executor) is judge and judge.alive(), "the slot's later jobs were judged by the same process"
-    assert _descendants(judge.proc.pid), "it keeps its warm children between jobs"
+    assert descendants(judge.proc.pid), "it keeps its warm children between jobs"
     assert warm < 20, f"a warm trusted judging took {warm:.1f} s"
 
 
@@ -64,7 +65,7 @@ def test_a_job_past_its_wall_time_ends_the_judge_and_all_it_started(executor, mo
     never = threading.Event()
     assert executor.judge(job(reference_code(EX)), SLOT, never).verdict["status"] == "accepted"
     judge = the_judge(executor)
-    tree = [judge.proc.pid, *_descendants(judge.proc.pid)]
+    tree = [judge.proc.pid, *descendants(judge.proc.pid)]
     assert len(tree) > 1, "its warm children"
     limits = executor.limits
 
@@ -76,7 +77,7 @@ def test_a_job_past_its_wall_time_ends_the_judge_and_all_it_started(executor, mo
     monkeypatch.setattr(executor, "limits", short)
     cut = executor.judge(job(looping()), SLOT, never)
     assert cut.verdict["status"] == "timeout", cut.verdict
-    assert not any(_running(p) for p in tree), "the judge and everything it started are gone"
+    assert not any(running(p) for p in tree), "the judge and everything it started are gone"
     monkeypatch.setattr(executor, "limits", limits)
     after = executor.judge(job(reference_code(EX)), SLOT, never)
     assert after.verdict["status"] == "accepted"
@@ -87,11 +88,11 @@ def test_a_cancelled_job_is_handed_back_and_its_judge_ended(executor):
     cancel = threading.Event()
     assert executor.judge(job(reference_code(EX)), SLOT, cancel).verdict["status"] == "accepted"
     judge = the_judge(executor)
-    tree = [judge.proc.pid, *_descendants(judge.proc.pid)]
+    tree = [judge.proc.pid, *descendants(judge.proc.pid)]
     threading.Timer(1.0, cancel.set).start()
     out = executor.judge(job(looping()), SLOT, cancel)
     assert out.handback and out.reason == "cancelled" and out.verdict is None
-    assert not any(_running(p) for p in tree)
+    assert not any(running(p) for p in tree)
 
 
 def test_closing_the_executor_ends_every_judge(tmp_path):
@@ -99,6 +100,6 @@ def test_closing_the_executor_ends_every_judge(tmp_path):
     ex.prepare()
     assert ex.judge(job(reference_code(EX)), SLOT, threading.Event()).verdict["status"] == "accepted"
     judge = the_judge(ex)
-    tree = [judge.proc.pid, *_descendants(judge.proc.pid)]
+    tree = [judge.proc.pid, *descendants(judge.proc.pid)]
     ex.close()
-    assert not ex._judges and not any(_running(p) for p in tree)
+    assert not ex._judges and not any(running(p) for p in tree)
