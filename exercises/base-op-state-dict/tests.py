@@ -139,6 +139,25 @@ def test_names_in_the_order_of_the_attributes():
             "tensors under prefix + name, child ops depth first, in the order of _children (None and numbers skipped)"
 
 
+def test_a_tensor_held_under_several_names():
+    """One tensor object held by several public attributes (two of the op's, one of a child op's): it goes in
+    under every name, once per (name, value) of _children (as PyTorch's state_dict keeps tied weights)."""
+    g = rng()
+    shared = values(g, g.randint(2, 4), g.randint(5, 7))
+    op = Node()
+    op.first = shared
+    op.child = Node()
+    op.child.inner = shared
+    op.own = values(g, 2, 3)
+    op.again = shared
+    got = names(op, "m.")
+    assert got == ["m.first", "m.child.inner", "m.own", "m.again"], \
+        "a tensor held under several names goes in under each of them: never drop a tensor already seen"
+    state = op.state_dict()
+    same = [state[k] is shared for k in ("first", "child.inner", "again")]
+    assert same == [True, True, True], "each name's value is the op's own (shared) tensor"
+
+
 def test_lists_of_ops_are_numbered():
     """An OPList's ops are named by their index: 'layers.0.weight', 'layers.1.weight', ..."""
     g = rng()
@@ -326,6 +345,26 @@ def test_copies_in_place_and_keeps_the_dtype():
     assert dtypes == ["torch.float32"], "the weights keep their dtype (float32): the values are converted"
     close = all(torch.allclose(after[k], state[k].to(torch.float32)) for k in state)
     assert close, "the weights must hold the loaded values"
+
+
+def test_copy_writes_into_the_weights_memory():
+    """float32 tensors into float32 weights: the values are written into the weights' own memory (a view of a
+    weight taken before the load sees them), and the weights share no memory with the state dict given (changing
+    its tensors afterwards leaves the weights alone): a copy, not a new storage behind the same object."""
+    g = rng()
+    tree = random_tree(g)
+    objects = walk(tree)
+    views = {k: v.view(-1) for k, v in objects.items()}
+    state = {k: values(g, *v.shape) + 0.5 for k, v in objects.items()}
+    wanted = {k: v.tolist() for k, v in state.items()}
+    tree.load_state_dict(state)
+    seen = {k: views[k].view(objects[k].shape).tolist() for k in objects}
+    assert seen == wanted, ("the values must be copied into the weights' own memory (copy_): a view taken before "
+                            "the load (as a CUDA graph or a tied head holds) must see them")
+    for v in state.values():
+        v.add_(1.0)
+    after = snapshot(tree)
+    assert after == wanted, "the weights must not share memory with the state dict: changing it changed the weights"
 
 
 def run_changed_weights(chosen: int, factor: float) -> list[list[int]]:

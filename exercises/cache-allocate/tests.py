@@ -179,6 +179,22 @@ def take(cm: CacheManager, n: int) -> tuple[list, str]:
         return [], f"RuntimeError: {e}"
 
 
+def test_take_evicts_exactly_the_shortfall():
+    """Cached prefixes of one page each: f pages free, _take(f + s) evicts exactly s of them (one more would drop a
+    prefix that is worth keeping) and keeps the rest cached."""
+    g = rng()
+    p, m, f = g.choice([2, 3]), g.randint(4, 7), g.randint(2, 5)
+    for s in (1, g.randint(2, m - 1)):
+        cm = make(f + m, p)
+        for i in range(m):
+            cache_some(cm, 1, 100 * (i + 1))
+        pages, raised = take(cm, f + s)
+        assert raised == "", f"{f} free + {m} cached: _take({f + s}) must evict and succeed ({raised})"
+        kept = (len(set(pages)), cm.free_pages, len(cm.prefix_cache.cached_pages))
+        assert kept == (f + s, 0, m - s), \
+            f"{f} free, {m} one-page prefixes cached: _take({f + s}) evicts {s} (taken, free, still cached)"
+
+
 def test_take_exactly_what_is_there():
     """Boundaries: exactly n pages free (nothing cached, then with cached prefixes that must stay), and exactly n
     pages free plus evictable: _take(n) succeeds each time and leaves nothing free."""

@@ -108,6 +108,19 @@ def test_explicit_list_keeps_size_one():
     got = call(given, 20, False, 0)
     assert got == [1] + picked, f"the explicit list {given}: size 1 is kept, first"
 
+def test_explicit_list_left_as_it_is():
+    """The caller's explicit list is not modified (not sorted, deduplicated or filtered in place): a new list comes back."""
+    r = rng()
+    picked = sample_sizes(r, 3)
+    for given in ([12, 3, 5, 3, 0], [picked[2], 0, picked[0], picked[2], -r.randint(1, 50), picked[1]]):
+        before = list(given)
+        got = make_graph_bs_list(given, None, True, BIG)
+        after = list(given)
+        assert after == before, f"cuda_graph_bs={before} was changed to {after}: leave the caller's list as it is"
+        same_object = got is given
+        assert not same_object, "return a new list, not the caller's cuda_graph_bs itself"
+
+
 def test_explicit_empty_list_means_no_graphs():
     """An explicit empty list, or one with no size >= 1, means no graphs (it is not 'no list')."""
     for given in ([], [0], [0, -3]):

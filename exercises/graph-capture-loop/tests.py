@@ -6,7 +6,7 @@ import torch
 
 from judge.testing import PROMPT_IDS, eager_tokens, engine, engine_device, gpu, hidden_prompts, rng, tiny_llm
 from minisgl.attention.torch_backend import TorchAttnBackend
-from minisgl.core import SamplingParams, get_global_ctx, set_global_ctx
+from minisgl.core import Batch, SamplingParams, get_global_ctx, set_global_ctx
 from minisgl.engine.graph import GraphCaptureBuffer, GraphRunner
 from minisgl.models.qwen3 import Qwen3ForCausalLM
 
@@ -244,6 +244,25 @@ def test_largest_first():
         started_ok(llm, log)
         order = list(log.captures)
     assert order == sorted(graphs, reverse=True), f"graphs {graphs}: capture the largest size first, then the next"
+
+
+def test_graph_bs_list_left_as_it_is():
+    """Capturing largest first must not reorder self.graph_bs_list itself: it stays ascending (pad_batch pads a
+    batch to its first size that fits, so a descending list would pad every batch to the largest graph)."""
+    graphs = rng().choice(GRAPH_LISTS)
+    with started(graphs) as (llm, log):
+        started_ok(llm, log)
+        runner = llm.engine.graph_runner
+        after = list(runner.graph_bs_list)
+        padded_to = []
+        for n in range(1, max(graphs) + 1):
+            batch = Batch(reqs=[runner.dummy_req] * n, phase="decode")
+            runner.pad_batch(batch)
+            padded_to.append(batch.padded_size)
+    assert after == graphs, (f"graphs {graphs}: after the capture self.graph_bs_list is {after}; capture largest "
+                             "first from a sorted copy, and leave the list itself ascending")
+    want = [min(bs for bs in graphs if bs >= n) for n in range(1, max(graphs) + 1)]
+    assert padded_to == want, f"graphs {graphs}: after the capture, decode batches of 1..{max(graphs)} must pad to {want}"
 
 
 def test_forwards_inside_forward_batch():

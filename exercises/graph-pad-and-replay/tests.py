@@ -340,6 +340,22 @@ def test_unit_no_padding_when_no_graph_fits():
         assert just_reqs, f"no graph fits {n} requests: padded_reqs must be the requests themselves"
 
 
+def test_unit_no_padding_when_graphs_are_off():
+    """No graphs at all (graph_bs_list empty, the default on a CPU): pad_batch still runs for every batch, pads
+    none and does not raise."""
+    runner = bare_runner([])
+    for n, phase in ((1, "decode"), (rng().randint(2, 9), "decode"), (rng().randint(2, 9), "prefill")):
+        batch = Batch(reqs=reqs(n), phase=phase)
+        raised = ""
+        try:
+            runner.pad_batch(batch)
+        except Exception as err:  # noqa: BLE001 - any exception is the failure being reported
+            raised = type(err).__name__
+        assert raised == "", f"graphs off (graph_bs_list == []): pad_batch raised {raised} on a {phase} batch of {n}"
+        just_reqs = list(batch.padded_reqs) == list(batch.reqs) and batch.padded_size == n
+        assert just_reqs, f"graphs off: a {phase} batch of {n} must not be padded (padded_reqs is its requests)"
+
+
 class Logged:
     """Stand-ins for the fixed buffers, the attention backend and the graphs: each call is logged."""
 

@@ -146,6 +146,31 @@ def test_freeing_a_free_row_is_refused():
     assert rows[1] in again and len(set(again)) == n - 2, "every free row, the freed one included, is handed out once"
 
 
+def refusal_message(tm: TableManager, row: int) -> str | None:
+    try:
+        tm.free(row)
+    except AssertionError as e:
+        return str(e)
+    return None
+
+
+def test_any_free_row_is_refused_with_a_message():
+    """A row freed earlier (not the last one freed) or never handed out is free too: freeing it raises an
+    AssertionError that says why (a message), and changes nothing."""
+    g = rng()
+    n = g.randint(5, 9)
+    tm = TableManager(n)
+    rows = [tm.allocate() for _ in range(3)]
+    tm.free(rows[1])
+    tm.free(rows[0])
+    message = refusal_message(tm, rows[1])
+    assert message is not None, "a row freed earlier (then another row freed) is still free: freeing it again must raise"
+    assert message.strip() != "", "the AssertionError must say what is wrong (a message), not be bare"
+    never = g.choice([r for r in range(n) if r not in rows])
+    assert refused(tm, never), f"row {never} was never handed out, so it is free: freeing it must raise AssertionError"
+    assert tm.available == n - 1, "a refused free must not change the free rows"
+
+
 def run(prompts):
     """Pages of 4, graphs [1, 2, 4] (padding writes to the dummy page), 8 rows for 10 prompts (rows are reused)."""
     with engine([1, 2, 4], page_size=4) as llm:

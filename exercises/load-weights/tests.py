@@ -308,6 +308,31 @@ def test_transposed_tensor_is_refused():
         f"the error must name the key {key} and both shapes, (24, 20) and (20, 24); it was: {message}"
 
 
+def test_right_rows_other_columns_is_refused():
+    """Comparing the rows alone is not enough: a tensor with the right number of rows and one column ([rows, 1]
+    for [rows, hidden], which copy_ would broadcast), a merged part (up_proj) and a whole weight (down_proj):
+    ModelLoadError naming the key and both shapes."""
+    g = rng()
+    cfg = random_config(g, num_heads=4, num_kv_heads=2, head_dim=6, hidden_size=20, intermediate_size=14)
+    layer = g.randrange(cfg.num_layers)
+    for key, rows, want in ((f"model.layers.{layer}.mlp.up_proj.weight", 14, "(14, 20)"),
+                            (f"model.layers.{layer}.mlp.down_proj.weight", 20, "(20, 14)")):
+        tensors = hf_tensors(g, cfg)
+        tensors[key] = pattern(g, rows, 1)
+        bad = f"({rows}, 1)"
+        with tempfile.TemporaryDirectory() as d:
+            write_checkpoint(Path(d), tensors)
+            try:
+                message, other = load_error(make_model(cfg), d), None
+            except Exception as e:  # noqa: BLE001 - any other error is the wrong kind
+                message, other = None, f"{type(e).__name__}: {e}"
+        assert other is None, f"{key} has shape {bad} for {want}: ModelLoadError, not {other}"
+        assert message is not None, (f"{key} has shape {bad} where the model expects {want} (same rows, one column: "
+                                     "copy_ would broadcast it): compare the whole shape, ModelLoadError")
+        assert key in message and bad in message and want in message, \
+            f"the error must name the key {key} and both shapes, {bad} and {want}; it was: {message}"
+
+
 def test_many_missing_weights():
     """A checkpoint with only the embedding: the error names the first five missing checkpoint names."""
     g = rng()

@@ -102,12 +102,33 @@ def test_is_greedy_cases():
     for top_k in (-1, 1, g.randint(2, 80)):
         p = SamplingParams(temperature=0.0, top_k=top_k, top_p=round(g.uniform(0.05, 1.0), 2))
         assert p.is_greedy is True, f"temperature 0 is greedy (top_k={top_k})"
-    for temperature in (0.01, round(g.uniform(0.1, 2.0), 2)):
+    for temperature in (1e-9, 1e-6, 0.01, round(g.uniform(0.1, 2.0), 2)):
         assert SamplingParams(temperature=temperature, top_k=1).is_greedy is True, \
             f"top_k=1 leaves one candidate: greedy at temperature {temperature}"
         for top_k in (-1, 2, g.randint(3, 80)):
             p = SamplingParams(temperature=temperature, top_k=top_k)
             assert p.is_greedy is False, f"temperature {temperature}, top_k {top_k}: not greedy"
+
+
+def test_large_values_are_accepted():
+    """The ranges have no upper end: a large max_tokens, temperature or top_k is fine."""
+    g = rng()
+    check_accepted(max_tokens=100_000 + g.randint(1, 10**6))
+    check_accepted(temperature=round(g.uniform(3.5, 50.0), 2))
+    check_accepted(temperature=1000.0)
+    check_accepted(top_k=10**6 + g.randint(1, 1000), temperature=0.9)
+
+
+def test_top_p_near_its_edges():
+    """top_p just above 1 is refused, and any top_p greater than 0 is fine, however small (no rounding, no
+    epsilon)."""
+    g = rng()
+    check_refused("top_p", 1.001)
+    check_refused("top_p", 1.0001)
+    check_refused("top_p", round(1.0 + g.uniform(0.0002, 0.004), 4))
+    check_accepted(top_p=1e-9, temperature=0.9)
+    check_accepted(top_p=0.001, temperature=0.9)
+    check_accepted(top_p=round(g.uniform(0.0001, 0.004), 4), temperature=0.9)
 
 
 def verdict(p: SamplingParams) -> tuple:

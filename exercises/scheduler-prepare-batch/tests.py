@@ -209,6 +209,28 @@ def test_unit_decode_padded():
             "(write_rows, write_cols, chunked): one per real request, at (row, device_len)"
 
 
+def test_unit_batch_order_is_not_row_order():
+    """Rows in decreasing order (the engine hands rows out from the end of its free list): the inputs follow
+    batch.padded_reqs as it is, and the write targets batch.reqs, not the rows sorted."""
+    g = rng()
+    for phase in ("prefill", "decode"):
+        sc = fake_scheduler(g.choice([1, 3]), graph_bs=(4,))
+        rows = sorted(g.sample(range(ROWS), 3), reverse=True)
+        reqs = []
+        for row in rows:
+            length = g.randint(4, 14)
+            cached = 0 if phase == "prefill" else length - 1
+            reqs.append(held_req(sc, row, length, cached, length))
+        batch = Batch(reqs=reqs, phase=phase)
+        fwd = Scheduler._prepare_batch(sc, batch)
+        got = {"positions": batch.positions.tolist(), "input_ids": batch.input_ids.tolist(),
+               "out_loc": batch.out_loc.tolist()}
+        assert got == want_inputs(sc, batch.padded_reqs), \
+            f"{phase}, rows {rows}: the inputs of batch.padded_reqs in the batch's order, not sorted by row"
+        where = fwd.write_rows.tolist()
+        assert where == rows, f"{phase}: write_rows in the batch's order (rows {rows})"
+
+
 def test_unit_chunked_token_to_dummy_row():
     """A batch of a chunked request between two others: its sampled token goes to (dummy row, max_seq_len - 1),
     the others' to (row, device_len); chunked lists each real request's flag."""

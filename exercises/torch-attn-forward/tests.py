@@ -68,8 +68,10 @@ def naive_attend(q, k, v, scale):
     return out
 
 
-def run_forward(g, hq, hkv, d, decode, count=None):
+def run_forward(g, hq, hkv, d, decode, count=None, scale=None):
     pool, be = setup(g, hq, hkv, d)
+    if scale is not None:
+        be.scale = scale
     reqs = random_reqs(g, decode, count)
     batch = make_batch(be, reqs, "decode" if decode else "prefill")
     t = sum(r.extend_len for r in reqs)
@@ -84,8 +86,9 @@ def run_forward(g, hq, hkv, d, decode, count=None):
     return pool, be, reqs, batch, (q, k, v, layer), (before_k, before_v), out
 
 
-def check(g, hq, hkv, d, decode, what, count=None):
-    pool, be, reqs, batch, (q, k, v, layer), (before_k, before_v), out = run_forward(g, hq, hkv, d, decode, count)
+def check(g, hq, hkv, d, decode, what, count=None, scale=None):
+    pool, be, reqs, batch, (q, k, v, layer), (before_k, before_v), out = run_forward(g, hq, hkv, d, decode, count,
+                                                                                     scale)
     loc = batch.out_loc.long()
     stored = torch.equal(pool._k[layer][loc], k) and torch.equal(pool._v[layer][loc], v)
     assert stored, f"{what}: k and v must be stored at batch.out_loc in layer {layer} of the KV pool"
@@ -204,6 +207,10 @@ def check_padded(g, pad: int) -> None:
         set_global_ctx(None)
     assert list(out.shape) == [t, 4, 6], (f"2 real requests padded with {pad} dummies: {t} query rows, so "
                                           f"{t} output rows (bs = len(cache_seqlens), padded_reqs count)")
+    dummy_k, dummy_v = pool._k[0][pool.dummy_slot], pool._v[0][pool.dummy_slot]
+    stored = (any(torch.equal(dummy_k, k[j]) for j in range(2, t)), any(torch.equal(dummy_v, v[j]) for j in range(2, t)))
+    assert stored == (True, True), ("padded batch: every token's k and v are stored at its out_loc, the dummy "
+                                    "requests' too (at the dummy slot): (k stored, v stored)")
     for i, r in enumerate(real):
         slots = be.page_table[r.table_idx, : r.device_len].long()
         want = naive_attend(q[i : i + 1], pool._k[0][slots], pool._v[0][slots], be.scale)
@@ -223,6 +230,62 @@ def test_padded_decode_batch_has_a_row_per_query():
     g = rng()
     for pad in (1, g.randint(2, 3)):
         check_padded(g, pad)
+
+
+def test_attend_with_self_scale():
+    """The backend's own softmax scale, self.scale (here not head_dim ** -0.5): each request's output uses it."""
+    g = rng()
+    check(g, 4, 2, 5, False, "prefill, self.scale set to another value", scale=round(g.uniform(0.6, 1.2), 3))
+    check(g, 4, 2, 7, True, "decode, self.scale set to another value", scale=round(g.uniform(0.6, 1.2), 3))
+
+
+def test_a_new_batch_on_the_same_layer():
+    """The same backend and layer, two batches in a row (a prefill, then a decode of other requests): each call
+    reads its own batch's metadata, not the previous call's."""
+    g = rng()
+    pool, be = setup(g, 4, 2, 6)
+    layer = g.randrange(LAYERS)
+    for phase in ("prefill", "decode"):
+        reqs = random_reqs(g, phase == "decode", 3 if phase == "prefill" else 2)
+        batch = make_batch(be, reqs, phase)
+        t = sum(r.extend_len for r in reqs)
+        q, k, v = tensor(g, t, 4, 6), tensor(g, t, 2, 6), tensor(g, t, 2, 6)
+        set_global_ctx(Context(1, pool, be))
+        try:
+            out = be.forward(q, k, v, layer, batch)
+        finally:
+            set_global_ctx(None)
+        assert list(out.shape) == [t, 4, 6], f"{phase} after another batch: the output is [T, Hq, D] = [{t}, 4, 6]"
+        start = 0
+        for i, r in enumerate(reqs):
+            n = r.extend_len
+            slots = be.page_table[r.table_idx, : r.device_len].long()
+            want = naive_attend(q[start : start + n], pool._k[layer][slots], pool._v[layer][slots], be.scale)
+            close = torch.allclose(out[start : start + n], want, atol=1e-5)
+            assert close, f"{phase} after another batch on layer {layer}: request {i} must use this batch's metadata"
+            start += n
+
+
+def test_output_in_the_dtype_of_q():
+    """A float64 model (pool, q, k, v): the output is float64 too, the dtype the next layer expects (not attend's
+    float32 scores' dtype)."""
+    g = rng()
+    pool = KVCachePool(LAYERS, SLOTS - 1, 1, 2, 6, torch.float64, CPU)
+    pool._k[:] = tensor(g, LAYERS, SLOTS, 2, 6)
+    pool._v[:] = tensor(g, LAYERS, SLOTS, 2, 6)
+    table = torch.tensor(g.sample(range(SLOTS), ROWS * WIDTH), dtype=torch.int32).reshape(ROWS, WIDTH)
+    be = TorchAttnBackend(4, 2, 6, table, CPU)
+    reqs = random_reqs(g, decode=False)
+    batch = make_batch(be, reqs, "prefill")
+    t = sum(r.extend_len for r in reqs)
+    q, k, v = (tensor(g, t, h, 6).to(torch.float64) for h in (4, 2, 2))
+    set_global_ctx(Context(1, pool, be))
+    try:
+        out = be.forward(q, k, v, 0, batch)
+    finally:
+        set_global_ctx(None)
+    got = (str(out.dtype), list(out.shape))
+    assert got == ("torch.float64", [t, 4, 6]), "a float64 batch: the output is float64 (q's dtype), [T, Hq, D]"
 
 
 def test_like_the_engine():

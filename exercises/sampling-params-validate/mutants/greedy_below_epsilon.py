@@ -1,0 +1,17 @@
+"""is_greedy, "True ... when temperature == 0": a temperature below 1e-5 counts as 0, so temperature 1e-6 (which samples) is called greedy."""
+
+
+class SamplingParams:
+    def validate(self):
+        if not isinstance(self.max_tokens, int) or self.max_tokens <= 0:
+            raise ValueError(f"max_tokens must be a positive integer, got {self.max_tokens!r}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature!r}")
+        if self.top_k == 0 or self.top_k < -1:
+            raise ValueError(f"top_k must be -1 (off) or >= 1, got {self.top_k!r}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+
+    @property
+    def is_greedy(self):
+        return self.temperature < 1e-5 or self.top_k == 1
