@@ -204,6 +204,25 @@ def test_usage_chunk():
         assert got == want_chunk(uid, chat, None, None, usage_=u), f"the usage chunk (chat={chat})"
 
 
+def test_created_is_read_at_each_call():
+    """created is int(time.time()) at the call: time.time is made to say another second (one drawn far from now),
+    and every reply and chunk must say it, not a time read once before."""
+    g = rng()
+    fake = g.randint(10**9, 1_600_000_000)
+    real = time.time
+    time.time = lambda: fake + 0.75
+    try:
+        got = [completion(5, MODEL, True, "hi", "stop", 2, 1)["created"],
+               completion(5, MODEL, False, "hi", "stop", 2, 1)["created"],
+               chunk(5, MODEL, True, "hi", None, True)["created"],
+               chunk(5, MODEL, False, None, "stop")["created"],
+               chunk(5, MODEL, True, None, None, usage_={"prompt_tokens": 2, "completion_tokens": 1,
+                                                       "total_tokens": 3})["created"]]
+    finally:
+        time.time = real
+    assert got == [fake] * 5, f"\"created\" is int(time.time()) read at each call (time.time() said {fake}.75)"
+
+
 # ------------------------------------------------------------------------------------------- stream_chunks
 
 def test_stream_chunks_one_reply():

@@ -44,10 +44,10 @@ def done(i, ttft, itl, e2e, out, asked, prompt=None, input_len=None):
                          itl_s=list(itl), e2e_s=e2e, output_tokens=out, prompt_tokens=prompt, chunks=out)
 
 
-def failed(i, error, ttft=None, itl=(), out=0, asked=8, input_len=50):
+def failed(i, error, ttft=None, itl=(), out=0, asked=8, input_len=50, e2e=None):
     """A failed request: before its first token (ttft None), or in the middle of its stream."""
     return RequestResult(i, input_len=input_len, output_len=asked, arrival_s=0.0, sent_s=0.0, ok=False, error=error,
-                         ttft_s=ttft, itl_s=list(itl), output_tokens=out, chunks=out)
+                         ttft_s=ttft, itl_s=list(itl), e2e_s=e2e, output_tokens=out, chunks=out)
 
 
 def shape(v):
@@ -150,6 +150,8 @@ def test_percentile_known_values():
     close(bench.percentile(list(range(101)), 100), 100, "q = 100 on a long list: the last value (no index past it)")
     close(bench.percentile([10, 20, 30], 100), 30, "q = 100: the maximum")
     close(bench.percentile([0.5, 0.25], 100), 0.5, "q = 100 on two values")
+    kinds = [type(bench.percentile(v, q)).__name__ for v, q in (([9, 1, 5, 3, 7], 50), ([4], 99), ([1, 2, 3], 100))]
+    assert kinds == ["float"] * 3, "percentile returns a float, even when it lands on an int value"
 
 
 def test_percentile_random():
@@ -189,11 +191,12 @@ def test_summary_leaves_out_failed_requests():
     g = rng()
     ttft = round(g.uniform(0.05, 0.5), 3)
     results = [done(0, ttft, [0.01, 0.03], ttft + 0.05, 3, 3, prompt=7, input_len=7),
-               failed(1, "boom", ttft=9.0, itl=[4.0, 4.0, 4.0], out=4, asked=4, input_len=100)]
+               failed(1, "boom", ttft=9.0, itl=[4.0, 4.0, 4.0], out=4, asked=4, input_len=100, e2e=21.0)]
     s = bench.summarize(results, 1.0)
     close(s["ttft_ms"]["p99"], ttft * 1000, "ttft_ms: the completed request's only")
     close(s["itl_ms"]["p50"], 20.0, "itl_ms: the completed request's gaps only (10 and 30 ms: p50 20 ms)")
-    close(s["e2e_ms"]["mean"], (ttft + 0.05) * 1000, "e2e_ms: the completed request's only")
+    close(s["e2e_ms"]["mean"], (ttft + 0.05) * 1000, "e2e_ms: the completed request's only (the failed one's 21 s is "
+          "left out)")
     counts = (s["total_input_tokens"], s["total_output_tokens"], s["requested_output_tokens"], s["short_outputs"])
     assert counts == (7, 3, 3, 0), \
         "(total_input_tokens, total_output_tokens, requested_output_tokens, short_outputs) of completed requests"

@@ -111,7 +111,7 @@ def test_parse_length_refuses():
     a = g.randint(2, 300)
     b = a + g.randint(1, 300)
     for text in ["", "abc", "a-b", "0", "0-4", f"0-{b}", f"{b}-{a}", "5-2", "1-2-3", f"{a}-{b}-{b}", "1.5",
-                 f"{a}.5", f"{a}-{b}.5", "-3", f"-{a}", "8-", f"{a}-", " "]:
+                 "2.0", f"{a}.0", f"{a}-{b}.0", f"{a}.5", f"{a}-{b}.5", "-3", f"-{a}", "8-", f"{a}-", " "]:
         check_refused(text)
 
 

@@ -282,7 +282,7 @@ def test_no_ids():
 
 def test_refuses_a_weight_that_is_not_a_contiguous_matrix():
     """A transposed table, a slice of columns, a 1-D and a 3-D tensor: ValueError (the kernel reads rows of dim
-    contiguous elements)."""
+    contiguous elements), with ids or without."""
     r = rng()
     dim, vocab = r.choice([64, 128]), r.randint(20, 60)
     ids = some_ids(r, vocab, 4)
@@ -293,6 +293,11 @@ def test_refuses_a_weight_that_is_not_a_contiguous_matrix():
     assert refusal(table(r, vocab * dim, 1, torch.float32).view(-1), ids) == "ValueError", "a 1-D tensor"
     assert refusal(table(r, vocab, 2 * dim, torch.float32).view(vocab, 2, dim), ids) == "ValueError", \
         "a 3-D tensor"
+    none = ids[:0]  # no ids: the weight is still checked, before the empty result
+    assert refusal(w.t(), none) == "ValueError", "a transposed table with no ids (not an empty result)"
+    assert refusal(wide[:, :dim], none) == "ValueError", "a slice of the columns of a wider table with no ids"
+    assert refusal(table(r, vocab, 2 * dim, torch.float32).view(vocab, 2, dim), none) == "ValueError", \
+        "a 3-D tensor with no ids"
 
 
 # ------------------------------------------------------------------------------------------- end to end

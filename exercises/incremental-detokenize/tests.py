@@ -212,6 +212,19 @@ def test_the_callers_list_is_not_kept():
     assert (d.ids, rest) == (ids, ids[2:]), "(self.ids, the second list given) after a cleared first list"
 
 
+def test_add_takes_any_sequence():
+    """token_ids is any sequence of ints: a tuple is appended like a list."""
+    ids = encode("a quiet river runs")
+    d = IncrementalDetokenizer(tok(), ())
+    try:
+        chunks, error = [d.add(tuple(ids[:2])), d.add(ids[2:3]), d.add(tuple(ids[3:])), d.finish()], None
+    except TypeError as e:
+        chunks, error = [], f"TypeError: {e}"
+    assert error is None, f"add must take a tuple of ids as it takes a list; it raised {error}"
+    assert (d.ids, "".join(chunks)) == (ids, full_decode("bpe", ids)), \
+        "(self.ids, the text) after adds of a tuple, a list and a tuple"
+
+
 def test_finish_releases_a_held_tail():
     """A tail that could start a stop string is held by add; the stream ends: finish returns it (final)."""
     ids = encode("the river is")

@@ -157,6 +157,18 @@ def test_drains_many_messages_in_order():
             assert rx.recv(0) == [], "nothing is left after one call"
 
 
+def test_equal_messages_are_each_returned():
+    """The same message sent several times (a client that aborts twice): each copy comes back, in order."""
+    g = rng()
+    with channel() as (rx, tx, _):
+        m, other = messages(g, 2)
+        sent = [m, other, m, m]
+        for x in sent:
+            tx.send(encode(x))
+        got = rx.recv(0)
+        assert plain(got) == plain(sent), "every message waiting is returned, also one equal to an earlier one"
+
+
 def test_returns_at_once_when_messages_are_waiting():
     """With messages waiting, recv(timeout) returns them without waiting out its timeout."""
     g = rng()
@@ -266,3 +278,14 @@ def test_decode_logs_a_bad_frame_as_an_error():
             assert rx.name in text, f"the record names the receiver ({rx.name}); it was {text!r}"
             why = error_text(frame)
             assert why in text, f"the record says what is wrong ({why!r}); it was {text!r}"
+    frames = g.sample(BAD, 4)
+    with channel() as (rx, _tx, records):
+        for frame in frames:
+            assert rx._decode(frame) is None, "a bad frame gives None"
+        assert len(records) == len(frames), f"one record per bad frame ({len(frames)}); got {len(records)}"
+        for record, frame in zip(records, frames):
+            text = record.getMessage()
+            assert record.levelname == "ERROR", f"every record is an error; one was {record.levelname}"
+            assert rx.name in text, f"every record names the receiver ({rx.name}), not only the first; got {text!r}"
+            why = error_text(frame)
+            assert why in text, f"every record says what is wrong ({why!r}); got {text!r}"

@@ -320,6 +320,12 @@ def test_early_aborts_are_bounded():
         got = list(io.early_aborts)[:3] + list(io.early_aborts)[-3:]
         assert got == uids[extra:extra + 3] + uids[-3:], f"the {extra} oldest are forgotten, the order kept"
         assert io.outbox.sent == [], "early aborts send nothing"
+        again = uids[r.randint(extra + 1, len(uids) - 1)]
+        io.abort(again)
+        got = len(io.early_aborts)
+        assert got == _EARLY_ABORTS, f"a remembered uid aborted again: still {_EARLY_ABORTS} remembered, none forgotten"
+        assert uids[extra] in io.early_aborts, "a remembered uid aborted again: the oldest is not forgotten (no room needed)"
+        assert io.outbox.sent == [], "early aborts send nothing"
 
 
 def scenario(prompts, max_tokens, plan, overlap, chunk):

@@ -237,6 +237,22 @@ def test_emit_chunked_flag_of_the_batch():
     assert got == [("TokensMsg", [2], [12], [None])], "a was chunked in this batch (fwd.chunked[0]); b was not"
 
 
+def test_emit_padded_batch():
+    """A decode batch padded with dummy requests up to a CUDA graph's size (batch.padded_reqs): the dummies belong to
+    no client; only the batch's requests (batch.reqs) are processed and sent."""
+    r = rng()
+    io = fake_io()
+    reqs = [req(io, u, generated=1, out=9) for u in r.sample(range(1, 100), r.randint(1, 3))]
+    dummy = Req(input_ids=[0], table_idx=8, cached_len=0, output_len=1, uid=-1)
+    fwd = fwd_of(reqs)
+    fwd.batch.padded_reqs = reqs + [dummy] * r.randint(1, 3)
+    t = [r.randrange(10, 500) for _ in reqs]
+    io.emit(fwd, Out(t))
+    got = plain(io.outbox.sent)
+    assert got == [("TokensMsg", [q.uid for q in reqs], t, [None] * len(reqs))], \
+        "the messages sent for a batch padded with dummy requests (iterate fwd.batch.reqs, not padded_reqs)"
+
+
 def test_emit_nothing_to_send():
     """A batch whose requests are all skipped (chunks, finished ones) sends no message at all, not an empty one."""
     r = rng()

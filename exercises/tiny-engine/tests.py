@@ -23,7 +23,8 @@ def make(name: str = "llama gqa", max_len: int = 64) -> TinyEngine:
 def chosen(eng: TinyEngine, seed: int, start: int, t: int):
     """Random q [t, heads, D], k, v [t, kv_heads, D]; eng.qkv returns them; every cache row of every layer holds
     noise (rows before start stand for earlier tokens); o_proj is the identity, so attention returns the heads'
-    outputs side by side. Returns (q, k, v, x)."""
+    outputs side by side. x is [t, hidden] with hidden wider than heads * D (in Qwen3 models hidden and
+    heads * head_dim differ: the scale is sqrt(head_dim), not sqrt(hidden / heads)). Returns (q, k, v, x)."""
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(t, eng.heads, eng.head_dim, generator=g)
     k = torch.randn(t, eng.kv_heads, eng.head_dim, generator=g)
@@ -33,7 +34,7 @@ def chosen(eng: TinyEngine, seed: int, start: int, t: int):
     eng.qkv = lambda i, x, pos: (q.clone(), k.clone(), v.clone())
     for i in range(eng.layers):
         eng.w[f"model.layers.{i}.self_attn.o_proj.weight"] = torch.eye(eng.heads * eng.head_dim)
-    x = torch.randn(t, eng.heads * eng.head_dim, generator=g)
+    x = torch.randn(t, (eng.heads + 2) * eng.head_dim, generator=g)
     return q, k, v, x
 
 
@@ -174,11 +175,13 @@ class Script:
 
     def __init__(self, eng: TinyEngine, tokens: list[int], seed: int = 0, vocab: int = 100):
         self.tokens, self.calls, self.vocab = tokens, [], vocab
+        self.kinds = []  # per call: (type of ids, types of its items, type of start)
         self.g = torch.Generator().manual_seed(seed)
         eng.forward = self
 
     def __call__(self, ids, start):
         self.calls.append(([int(t) for t in ids], int(start)))
+        self.kinds.append((type(ids).__name__, sorted({type(t).__name__ for t in ids}), type(start).__name__))
         if len(self.calls) > 300:
             raise RuntimeError("generate ran more than 300 forwards: does it ever stop?")
         logits = torch.rand(self.vocab, generator=self.g)
@@ -220,6 +223,10 @@ def test_decodes_reuse_the_cache():
         assert calls == expected_calls(prompt, out), \
             f"prompt of {len(prompt)}, {n} new tokens: the forwards, as (ids, start): the prompt once at 0, then " \
             "each new token but the last alone, at its position"
+        kinds = script.kinds
+        assert kinds == [("list", ["int"], "int")] * n, \
+            "each forward gets a list of Python ints and an int position: self.forward([token], position), the " \
+            "token as the int appended to the result, not the argmax tensor"
 
 
 def test_one_new_token_is_one_forward():
@@ -249,17 +256,19 @@ def test_eos_stops_and_is_returned():
     the last token; no forward runs after it."""
     g = rng()
     eos = {g.randrange(60, 80), g.randrange(80, 100)}
-    tokens = [g.randrange(1, 60) for _ in range(10)]
-    at = g.randint(1, 7)
-    tokens[at] = g.choice(sorted(eos))
-    eng = make(max_len=40)
-    eng.eos = eos
-    script = Script(eng, tokens, g.randrange(2**31))
-    prompt = hidden_prompts(1, 2, 8, vocab=60, r=g)[0]
-    out = eng.generate(prompt, 10)
-    assert out == tokens[:at + 1], f"EOS ids {sorted(eos)} at step {at}: the tokens up to and including the EOS"
-    calls = script.calls
-    assert calls == expected_calls(prompt, tokens[:at + 1]), "no forward after the EOS token"
+    for stop_id in sorted(eos):  # each of the EOS ids stops generation, not only one of them
+        tokens = [g.randrange(1, 60) for _ in range(10)]
+        at = g.randint(1, 7)
+        tokens[at] = stop_id
+        eng = make(max_len=40)
+        eng.eos = set(eos)
+        script = Script(eng, tokens, g.randrange(2**31))
+        prompt = hidden_prompts(1, 2, 8, vocab=60, r=g)[0]
+        out = eng.generate(prompt, 10)
+        assert out == tokens[:at + 1], \
+            f"EOS ids {sorted(eos)}, {stop_id} at step {at}: the tokens up to and including the EOS (any id of self.eos)"
+        calls = script.calls
+        assert calls == expected_calls(prompt, tokens[:at + 1]), "no forward after the EOS token"
 
 
 def test_stop_at_eos_false_runs_on():

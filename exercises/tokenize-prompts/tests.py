@@ -54,6 +54,18 @@ class FailingTokenizer:
         raise RuntimeError("this template broke down")
 
 
+class QuotingTokenizer:
+    """A tokenizer whose error text has quotes, a backslash and a newline (its repr() differs from its str())."""
+
+    TEXT = 'can\'t encode "x" (see C:\\tokenizer)\nsecond line'
+
+    def encode(self, *args, **kw):
+        raise ValueError(self.TEXT)
+
+    def apply_chat_template(self, *args, **kw):
+        raise ValueError(self.TEXT)
+
+
 def encode(text: str) -> list[int]:
     return list(tok().encode(text, add_special_tokens=False))
 
@@ -188,6 +200,10 @@ def test_any_exception_is_a_refusal():
     refused(request("fine words", max_tokens=2), 50, "prompt", ("this tokenizer broke down",), FailingTokenizer())
     refused(request([{"role": "user", "content": "hi"}], chat=True), 50, "messages", ("broke down",),
             FailingTokenizer())
+    for msg, field in ((request("fine words"), "prompt"), (request([{"role": "user", "content": "hi"}], chat=True),
+                                                            "messages")):
+        refused(msg, 50, field, (QuotingTokenizer.TEXT,), QuotingTokenizer(),
+                what="an error text with quotes and a newline (str(e), not repr(e))")
 
 
 def test_empty_prompts_are_refused():
