@@ -291,12 +291,14 @@ class _Child:
             self.proc.wait(timeout=max(0.0, min(self.limits.exit_s, 0.5)))
         except subprocess.TimeoutExpired:
             pass
+        tree = sandbox.descendants(self.proc.pid) if self.proc.poll() is None else []
         sandbox.kill_group(self.proc.pid)
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        sandbox.wait_gone(tree)  # a PID namespace's processes die a moment after its first one
         if not self.spec.namespaces:
             sandbox.kill_orphans(MARKER, self.marker, exclude={self.proc.pid})
         os.close(self.events)

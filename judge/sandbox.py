@@ -344,9 +344,15 @@ def kill_tree(pid: int, reap: Callable[[], object], timeout_s: float = 10.0) -> 
         except (ProcessLookupError, PermissionError):
             pass
     reap()
+    wait_gone(tree, timeout_s)
+
+
+def wait_gone(pids: list[int], timeout_s: float = 10.0) -> None:
+    """Wait until none of ``pids`` is running (killed processes die a moment later: a PID namespace's own with its
+    first), or ``timeout_s`` passed."""
     deadline = time.monotonic() + timeout_s
-    while any(running(p) for p in tree) and time.monotonic() < deadline:
-        time.sleep(0.02)  # the killed die a moment later (a PID namespace's own processes with its first)
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def kill_orphans(variable: str, value: str, exclude: set[int]) -> None:
