@@ -95,6 +95,18 @@ class LearnerTree:
         return self.root / "code"
 
 
+def _engine_packages(exercise: Exercise) -> list[tuple[str, Path]]:
+    """The engine packages a learner tree copies (``minisgl`` and those of the exercise's targets), with their
+    folders."""
+    out = []
+    for package in sorted({"minisgl"} | {t.module.split(".")[0] for t in exercise.targets}):
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError(f"the engine package {package!r} of the exercise's targets cannot be found")
+        out.append((package, Path(list(spec.submodule_search_locations)[0])))
+    return out
+
+
 def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
     """Build, under ``root``, what the learner's process sees: ``code/minisgl`` (the engine, the bodies of the
     targets and of the exercise's ``withheld`` functions removed), ``code/judge``, ``exercises/<slug>`` (public
@@ -102,11 +114,8 @@ def prepare_learner_tree(exercise: Exercise, root: str | Path) -> LearnerTree:
     root = Path(root)
     code = root / "code"
     # the compiled files come along: copied with their sources' times, they stay valid
-    for package in sorted({"minisgl"} | {t.module.split(".")[0] for t in exercise.targets}):
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            raise ValueError(f"the engine package {package!r} of the exercise's targets cannot be found")
-        shutil.copytree(list(spec.submodule_search_locations)[0], code / package)
+    for package, folder in _engine_packages(exercise):
+        shutil.copytree(folder, code / package)
     shutil.copytree(JUDGE_DIR, code / "judge")
     why = "the engine's own code for this target is not available in trusted judging"
     by_module: dict[str, set[tuple[str | None, str]]] = {}
@@ -149,8 +158,7 @@ class _Trees:
     def stamp(exercise: Exercise) -> tuple:
         """What the tree was built from, as (path, size, mtime) of every file: the engine packages, the judge,
         the exercise's public files."""
-        roots = [JUDGE_DIR] + [Path(list(importlib.util.find_spec(p).submodule_search_locations)[0])
-                               for p in sorted({"minisgl"} | {t.module.split(".")[0] for t in exercise.targets})]
+        roots = [JUDGE_DIR] + [folder for _, folder in _engine_packages(exercise)]
         out = []
         for root in roots:
             for d, dirs, files in os.walk(root):
