@@ -335,8 +335,11 @@ def _next_hidden_pair(got: list[Observation], want: list[Observation], i: int
     return (g, at_line[nth]) if nth < len(at_line) else None
 
 
-def _decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: list[str]) -> Verdict:
-    """The verdict of a trusted judging, from the reference's and the learner's observations."""
+def _decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: list[str],
+            first_failure: bool = False) -> Verdict:
+    """The verdict of a trusted judging, from the reference's and the learner's observations; with
+    ``first_failure`` (the learner's process stopped at its first test that did not pass), up to the first test
+    that does not pass, as locally."""
     ref, mine = reference.verdict, learner.verdict
     trust = Trust(level="trusted", measures=sorted(set(measures) | set(REFEREE_MEASURES)))
     v = Verdict(status="accepted", exercise=exercise.slug, mode=mine.mode, run=mine.run, seed=ref.seed,
@@ -389,6 +392,8 @@ def _decide(exercise: Exercise, reference: Outcome, learner: Outcome, measures: 
 
                 result.status, result.message = "fail", cap(why + draw_note(ref.seed, want.name), MESSAGE_CAP)
         v.tests.append(result)
+        if first_failure and result.status not in ("pass", "skip"):
+            break
     return v.finalize()
 
 
@@ -484,5 +489,6 @@ def judge_trusted(judgings: list[Judging], *, limits: Limits | None = None,
     got = run(reference, todo)
     if len(got.learners) != len(todo):
         raise RuntimeError(f"the sides reported {len(got.learners)} outcomes for {len(todo)} submissions")
-    decided = iter([_decide(exercise, got.reference, o, got.measures) for o in got.learners])
+    decided = iter([_decide(exercise, got.reference, o, got.measures, j.first_failure)
+                    for j, o in zip(todo, got.learners, strict=True)])
     return [v if v is not None else next(decided) for v in verdicts]

@@ -11,7 +11,9 @@ For each exercise, in every mode it lists that this machine can run:
 - ``run_catches`` (exercise.toml) names at least one mutant, each one of ``mutants/``, and Run rejects each: at
   least one visible ``test_example*`` test of its verdict does not pass (the commonest mistake fails Run, not
   only Submit);
-- in trusted mode (``trusted=True``) each of those files gets the same verdict as in local mode;
+- in trusted mode (``trusted=True``) each of those files gets the same verdict as in local mode; a mutant is
+  judged there up to its first test that does not pass, which fails as it does locally (or passed locally, and the
+  referee failed it: its checks ran otherwise than the reference's);
 - the promise table (``promises.toml``, judge/promises.py): every promise of the statement has its unit-level
   tests and its mutants, every mutant is under one promise, and each fails one of its promise's tests.
 """
@@ -22,7 +24,7 @@ import ast
 import os
 import random
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import pyast
@@ -163,16 +165,37 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
         if trusted:
             from .trusted import judge_trusted
 
-            got = judge_trusted(judgings[:-1])
+            # a mutant up to its first failure: that decides it (its other tests are compared locally)
+            got = judge_trusted([replace(j, first_failure=kind == "mutant")
+                                 for (kind, _, _), j in zip(files, judgings[:-1], strict=True)])
             report.judged += len(files) + 1
-            for (_, name, _), local, v in zip(files, per_file, got):
+            for (kind, name, _), local, v in zip(files, per_file, got):
                 report.verdicts[f"trusted {mode} {name}"] = v
-                if v.status != local.status:
+                if kind == "mutant":
+                    problems.extend(f"[{mode}, trusted] {name}: {why}: {_why(v)}" for why in
+                                    [stopped_otherwise(v, local)] if why)
+                elif v.status != local.status:
                     problems.append(f"[{mode}, trusted] {name} is {v.status} in trusted mode but {local.status} in "
                                     f"local mode: {_why(v)}")
                 elif v.trust.level != "trusted":
                     problems.append(f"[{mode}, trusted] {name}: the verdict says trust {v.trust.level!r}")
     return report
+
+
+def stopped_otherwise(short: Verdict, full: Verdict) -> str:
+    """How the verdict ``short`` of a mutant, judged in trusted mode up to its first test that does not pass,
+    differs from its local verdict ``full``: "" when that test has the same status locally, or passed there and
+    failed here (the referee also fails a test whose checks ran otherwise than the reference's); with no such
+    test, when both verdicts have the same status."""
+    if short.accepted or short.status == "internal_error":
+        return f"{short.status} in trusted mode"
+    bad = next((t for t in short.tests if t.status not in ("pass", "skip")), None)
+    if bad is None:
+        return "" if short.status == full.status else f"{short.status} in trusted mode but {full.status} locally"
+    mine = next((t.status for t in full.tests if t.name == bad.name), "not run")
+    if mine == bad.status or (mine == "pass" and bad.status == "fail"):
+        return ""
+    return f"{bad.name} is {bad.status} in trusted mode but {mine} locally"
 
 
 def run_catches_problems(e: Exercise) -> list[str]:

@@ -2,8 +2,9 @@
 
 - Every exercise is valid as ``practice/judge.py check --trusted`` says (``judge.validate.check_exercise``): the
   reference accepted (Submit and Run), every alternative solution accepted, the starter and every mutant not (each
-  mutant under SEEDS seeds), each file with the same verdict in trusted mode, every verdict matching the JSON
-  Schema, and every mutant caught by a test that says what is wrong (not only by the end-to-end token tests).
+  mutant under SEEDS seeds), each file with the same verdict in trusted mode (a mutant: up to its first failing
+  test), every verdict matching the JSON Schema, and every mutant caught by a test that says what is wrong (not
+  only by the end-to-end token tests).
 
 One file, so that one test process judges the bank locally once for all of it (tests/conftest.py schedules it
 first: it is the longest). The browser's verdicts of the bank are compared with local ones in
@@ -95,9 +96,15 @@ def test_classic_mistakes_are_each_caught():
         ("torch-backend-graph-hooks", "mutants/forgot_seq_lens.py"): "test_example_same_tokens_with_graphs",
         ("graph-capture-loop", "mutants/smallest_first.py"): "test_largest_first",
     }
+    from judge.isolation import Judging
+    from judge.trusted import judge_trusted
+
     for (slug, name), test in cases.items():
-        for where in ("local", "trusted local"):
-            v = report(slug).verdicts[f"{where} {name}"]
+        e = EXERCISES[slug]
+        # in trusted mode too, every test (check judges a mutant there only up to its first failure)
+        seed = judge_browser.judge_seed()
+        trusted = judge_trusted([Judging(e, (e.path / name).read_text(), name, "local", seed=seed)])
+        for where, v in (("local", report(slug).verdicts[f"local {name}"]), ("trusted", trusted[0])):
             t = next(t for t in v.tests if t.name == test)
             assert t.status == "fail" and t.message, f"{where} {slug} {name}: {test} is {t.status}: {t.message}"
 

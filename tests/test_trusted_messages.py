@@ -51,3 +51,35 @@ def test_the_referees_fields_are_filled_from_plain_values_only():
     assert got == {"n": 3, "rows": [1, 2], "d": {"k": 1.5}}, "only small plain values cross to the referee"
     said = Observation.from_wire({**wire, "names": {}, "said": "y" * 10_000}).said
     assert len(said) == 2000, "a failed check's message from the learner's process is capped"
+
+
+
+def test_judged_to_the_first_failure_a_trusted_verdict_stops_where_the_local_one_does():
+    """check --trusted judges a mutant in trusted mode up to its first test that does not pass (the referee stops
+    there too) and compares that test with local mode's (judge.validate.stopped_otherwise)."""
+    from dataclasses import replace
+
+    from judge.validate import stopped_otherwise
+
+    e = load_exercise(ROOT / "exercises" / "sampling-params-validate")
+    judgings = [Judging(e, p.read_text(), f"mutants/{p.name}", "local", seed=7) for p in e.mutant_paths]
+    local = [o.verdict for o in judge_isolated(judgings)]
+    short = judge_trusted([replace(j, first_failure=True) for j in judgings])
+    cut = 0
+    for j, here, there in zip(judgings, local, short, strict=True):
+        assert stopped_otherwise(there, here) == "", j.filename
+        n = next(i for i, t in enumerate(here.tests) if t.status not in ("pass", "skip")) + 1
+        assert [(t.name, t.status) for t in there.tests] == [(t.name, t.status) for t in here.tests[:n]], j.filename
+        cut += len(here.tests) > n
+    assert cut >= 3, "most mutants fail before the last test: stopping there is what the mode saves"
+    # what it tells apart: a test that fails otherwise, a test the referee let pass, an accepted or broken judging
+    there, here = short[0], local[0]
+    bad = next(t for t in there.tests if t.status != "pass")
+    other = "error" if bad.status != "error" else "timeout"
+    assert stopped_otherwise(replace(there, tests=[*there.tests[:-1], replace(bad, status=other)]), here)
+    passed = [replace(t, status="pass") if t.name == bad.name else t for t in here.tests]
+    assert bad.status == "fail" and stopped_otherwise(there, replace(here, tests=passed)) == ""
+    assert stopped_otherwise(replace(there, tests=[], status="runtime_error"), here), "no test, another status"
+    assert stopped_otherwise(replace(there, tests=[]), replace(here, tests=[])) == "", "no test, the same status"
+    assert stopped_otherwise(replace(there, tests=[], status="accepted"), here)
+    assert stopped_otherwise(replace(there, tests=[], status="internal_error"), here)
