@@ -14,7 +14,7 @@ from browser.node import NodeRun, run_node
 from judge.verdict import TestResult, Verdict
 from tests.browser.judge_browser import REPO, TOY, toy_sources
 
-LIMIT_S = 5.0  # the toy exercise's test_time_limit
+LIMIT_S = 2.0  # the test_time_limit of the copy of the toy exercise judged here (5 s in the toy)
 SLACK_S = 2.0  # the issue's bound: a looping test ends within its limit plus 2 s
 # The supervisor's grace (its default is 3 s): longer here, so that a worker thread starved for seconds by the
 # other tests on a loaded CI machine still unwinds an interrupt in place (the rule under test is the same)
@@ -28,9 +28,9 @@ def statuses(v: Verdict) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def hostile_run(toy_site, tmp_path_factory) -> tuple[NodeRun, list[dict]]:
-    """One runner process. First a good submission to a copy of the toy exercise whose whole run may take 1.5 s,
-    queued before the worker is ready (Pyodide's boot alone takes longer); then ORDER on the toy exercise."""
+def toy_copy(tmp_path_factory):
+    """run_node's arguments for a copy of the toy exercises: toy-counter with a test time limit of LIMIT_S (every
+    loop here runs into it), and toy-counter-fast, whose whole run may take 1.5 s."""
     ex = tmp_path_factory.mktemp("exercises")
     shutil.copytree(TOY / "exercises", ex, dirs_exist_ok=True)
     fast = ex / "toy-counter-fast"
@@ -38,11 +38,19 @@ def hostile_run(toy_site, tmp_path_factory) -> tuple[NodeRun, list[dict]]:
     toml = fast / "exercise.toml"
     toml.write_text(toml.read_text().replace("time_limit = 30", "time_limit = 1.5").replace(
         "test_time_limit = 5", "test_time_limit = 1"))
+    toml = ex / "toy-counter" / "exercise.toml"
+    toml.write_text(toml.read_text().replace("test_time_limit = 5", f"test_time_limit = {LIMIT_S:g}"))
+    return {"mounts": [(str(ex), "/host-exercises")], "env": {"MINISGL_EXERCISES": "/host-exercises"}}
+
+
+@pytest.fixture(scope="module")
+def hostile_run(toy_site, toy_copy) -> tuple[NodeRun, list[dict]]:
+    """One runner process. First a good submission to toy-counter-fast, queued before the worker is ready
+    (Pyodide's boot alone takes longer than its run may); then ORDER on toy-counter."""
     src = toy_sources()
     jobs = [{"exercise": "toy-counter-fast", "source": src["good"], "seed": 7}]
     jobs += [{"exercise": "toy-counter", "source": src[k], "seed": 7} for k in ORDER]
-    run = run_node(jobs, site=toy_site, mounts=[(str(ex), "/host-exercises")],
-                   env={"MINISGL_EXERCISES": "/host-exercises"}, progress=True, grace_ms=int(GRACE_S * 1000))
+    run = run_node(jobs, site=toy_site, progress=True, grace_ms=int(GRACE_S * 1000), **toy_copy)
     return run, jobs
 
 
@@ -73,14 +81,14 @@ def test_loading_reports_what_and_how_much(hostile_run, toy_site):
     assert tests[0]["event"] == "load" and tests[0]["limits"] == {"test_s": 1.0, "run_s": 1.5}
 
 
-def test_a_looping_test_is_interrupted_and_the_others_still_run(hostile_run, toy_site):
+def test_a_looping_test_is_interrupted_and_the_others_still_run(hostile_run, toy_site, toy_copy):
     run, jobs = hostile_run
     v = verdict(run, 1)
     if run.results[2]["restarted"]:
         # the supervisor's fallback: the worker had not unwound within the grace. On a starved 2-core machine (two
         # pytest workers, Chromium, a Docker build) that happened once in CI; an interrupt that does not work
         # restarts on a second runner too
-        again = run_node(jobs[2:3], site=toy_site, grace_ms=int(GRACE_S * 1000))
+        again = run_node(jobs[2:3], site=toy_site, grace_ms=int(GRACE_S * 1000), **toy_copy)
         run, v = again, Verdict.from_dict(again.results[0]["verdict"])
         assert again.results[0]["restarted"] is False, f"restarted twice: {v.message!r}"
     by = {t.name: t for t in v.tests}
@@ -101,7 +109,7 @@ def test_a_loop_at_module_level_restarts_the_worker(hostile_run):
     msg = run.results[4]
     v = verdict(run, 3)
     assert msg["restarted"] is True and v.status == "timeout", v.message
-    assert "module-level code ran past the time limit of 5 s" in v.message
+    assert f"module-level code ran past the time limit of {LIMIT_S:g} s" in v.message
     assert msg["ms"] <= (LIMIT_S + SLACK_S) * 1000, msg["ms"]
     assert statuses(verdict(run, 4)) == statuses(verdict(run, 0)), "the restarted worker judges"
 
@@ -126,7 +134,7 @@ def test_a_test_that_swallows_the_interrupt_is_stopped_after_two_graces(hostile_
     assert msg["restarted"] is True and v.status == "timeout", v.message
     first = v.tests[0]
     assert first.name == "test_example_scale" and first.status == "timeout", first
-    assert "ran past its time limit of 5 s" in first.message
+    assert f"ran past its time limit of {LIMIT_S:g} s" in first.message
     assert LIMIT_S + 2 * GRACE_S <= first.ms / 1000 <= LIMIT_S + 2 * GRACE_S + SLACK_S, first.ms
     assert all(t.status == "skip" for t in v.tests[1:]), "the rest did not run"
     assert statuses(verdict(run, 8)) == statuses(verdict(run, 0)), "the restarted worker judges"
