@@ -17,6 +17,18 @@
 // Messages in:  {type:"init", manifest, control, options}, {type:"judge", id, job}, {type:"exec", id, code}
 // Messages out: {type:"progress", ...}, {type:"ready", ms, env}, {type:"result", id, ...}, {type:"error", ...}
 
+// The interrupt word (words[0]) as Python's signal check sees it (pyodide.setInterruptBuffer). That check reads the
+// word, then writes 0: a signal the supervisor stored between the two was lost, and the word read 0 as if Python had
+// taken it (a looping test then ran on until the worker was restarted; tests/browser/test_interrupt_word.py). Here
+// the write clears the word only if it still holds what was read.
+export function interruptWord(words) {
+  let read = 0;
+  return Object.defineProperty({}, 0, {
+    get: () => (read = Atomics.load(words, 0)),
+    set: (value) => Atomics.compareExchange(words, 0, read, value),
+  });
+}
+
 export function serve(host) {
   let py = null; // {pyodide, runJob, runCode}
   let control = null; // Int32Array over a SharedArrayBuffer: [0] interrupt signal, [1] running test's sequence number
@@ -113,7 +125,7 @@ export function serve(host) {
     const env = JSON.parse(
       pyodide.globals.get("setup")(JSON.stringify({ ...manifest.env, ...(options.env || {}) }), JSON.stringify(sysPath)),
     );
-    if (control) pyodide.setInterruptBuffer(control.subarray(0, 1));
+    if (control) pyodide.setInterruptBuffer(interruptWord(control));
     py = { pyodide, runJob: pyodide.globals.get("run_job"), runCode: pyodide.globals.get("run_code") };
     step("ready");
     env.pyodide = pyodide.version;
