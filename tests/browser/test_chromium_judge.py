@@ -90,8 +90,9 @@ def test_interrupts_and_restarts_in_the_page(toy_page):
     good = page.evaluate(JUDGE, ["toy-counter", src["good"], {"seed": 3}])
     loop = page.evaluate(JUDGE, ["toy-counter", src["loop_in_target"], {"seed": 3}])
     if loop["restarted"]:
-        # the supervisor's fallback: the worker had not unwound within the grace. On a starved 2-core machine (two
-        # pytest workers, a Docker build) that happened once in CI; an interrupt that does not work restarts twice
+        # the supervisor's fallback: the worker had not unwound within the page's grace (3 s, 6 once Python took the
+        # signal), as a page thread starved that long would; an interrupt that does not work restarts twice. (The one
+        # CI failure this answered was a lost signal: tests/browser/test_interrupt_word.py)
         loop = page.evaluate(JUDGE, ["toy-counter", src["loop_in_target"], {"seed": 3}])
     restarts = page.evaluate("window.judge.restarts")
     by = {t["name"]: t for t in loop["verdict"]["tests"]}
