@@ -300,7 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"every mutant judged under N seeds, rejected under each (default: {MUTANT_SEEDS})")
     p.add_argument("--browser", action="store_true",
                    help="judge in Pyodide through the Node runner instead (the exercises that list browser)")
-    p.add_argument("--trusted", action="store_true", help="also judge every file in trusted mode: same verdicts")
+    p.add_argument("--trusted", action="store_true",
+                   help="also judge every file in trusted mode: same verdicts (a mutant's up to its first failure)")
     p.set_defaults(fn=cmd_check)
     sub.add_parser("doctor", help="what this machine can judge").set_defaults(fn=cmd_doctor)
     from .remote import add_parser as add_submit
