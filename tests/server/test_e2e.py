@@ -51,7 +51,9 @@ def _check(streams, runner, emulated=True):
     assert {"referee", "hidden-inputs", "screen", "no-reference"} <= set(done["verdict"]["trust"]["measures"])
     assert good.events[0].name == "queued" and good.events[0].data["position"] == 1
     seen_bad = [e.name for e in bad.events]
-    assert seen_bad[:3] == ["queued", "queued", "running"], seen_bad  # position 2, then 1, then its turn
+    # position 2, then 1, then its turn: a stream sends the states it sees, and the warm runner may judge the
+    # wrong code (a fraction of a second) between two of its reads
+    assert seen_bad[:2] == ["queued", "queued"] and seen_bad[2:] in (["running", "done"], ["done"]), seen_bad
     assert [e.data["position"] for e in bad.events[:2]] == [2, 1]
     assert seen_bad[-1] == "done" and bad.events[-1].data["result"] == "wrong_answer"
     failed = [t for t in bad.events[-1].data["verdict"]["tests"] if t["status"] == "fail"]
