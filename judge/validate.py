@@ -171,12 +171,10 @@ def check_exercise(e: Exercise, modes: list[str] | None = None, trusted: bool = 
             report.judged += len(files) + 1
             for (kind, name, _), local, v in zip(files, per_file, got):
                 report.verdicts[f"trusted {mode} {name}"] = v
-                if kind == "mutant":
-                    problems.extend(f"[{mode}, trusted] {name}: {why}: {_why(v)}" for why in
-                                    [stopped_otherwise(v, local)] if why)
-                elif v.status != local.status:
-                    problems.append(f"[{mode}, trusted] {name} is {v.status} in trusted mode but {local.status} in "
-                                    f"local mode: {_why(v)}")
+                why = stopped_otherwise(v, local) if kind == "mutant" else \
+                    "" if v.status == local.status else f"{v.status} in trusted mode but {local.status} locally"
+                if why:
+                    problems.append(f"[{mode}, trusted] {name}: {why}: {_why(v)}")
                 elif v.trust.level != "trusted":
                     problems.append(f"[{mode}, trusted] {name}: the verdict says trust {v.trust.level!r}")
     return report
