@@ -8,13 +8,17 @@
 
 One file, so that one test process judges the bank locally once for all of it (tests/conftest.py schedules it
 first: it is the longest). The browser's verdicts of the bank are compared with local ones in
-tests/test_bank_browser.py, on the other worker.
+tests/test_bank_browser.py, on the other worker. A helper thread judges the exercises from the other end of the
+list at a lower priority (``nice`` +5, which the judges it starts inherit): it takes the CPU that the other worker
+leaves idle (servers and browsers waiting), and gives it back when that worker needs it.
 """
 
 from __future__ import annotations
 
-import functools
 import json
+import os
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -39,9 +43,45 @@ CUDA_GRAPH = ["graph-bs-list", "graph-capture-buffer", "graph-pad-and-replay", "
 SEEDS = 2
 
 
-@functools.cache
+_CLAIMED: dict[str, Future] = {}  # slug -> its report, claimed by the thread that judges it
+_LOCK = threading.Lock()
+HELPER_NICE = 5  # a judge of the helper's gets at least a quarter of a core beside two busy ones (CFS weights)
+
+
 def report(slug: str):
-    return check_exercise(EXERCISES[slug], trusted=True, seed=judge_browser.judge_seed(), seeds=SEEDS)
+    with _LOCK:
+        mine = slug not in _CLAIMED
+        future = _CLAIMED.setdefault(slug, Future())
+    if mine:
+        try:
+            future.set_result(check_exercise(EXERCISES[slug], trusted=True, seed=judge_browser.judge_seed(),
+                                             seeds=SEEDS))
+        except BaseException as e:  # noqa: BLE001 - the test that asks for it raises it
+            future.set_exception(e)
+    return future.result()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def helper(request):
+    """Judges the selected exercises from the end of the list until it meets the tests' thread (which goes
+    from the start); joined before the module ends."""
+    slugs = sorted({item.callspec.params["slug"] for item in request.session.items
+                    if item.originalname == "test_exercise_is_valid" and hasattr(item, "callspec")})
+
+    def run() -> None:
+        os.setpriority(os.PRIO_PROCESS, 0, HELPER_NICE)  # this thread only (Linux) and what it starts
+        for slug in reversed(slugs):
+            with _LOCK:
+                if slug in _CLAIMED:
+                    return
+            report(slug)
+
+    thread = threading.Thread(target=run, name="bank-helper", daemon=True)
+    if len(slugs) > 1:
+        thread.start()
+    yield
+    if thread.is_alive():
+        thread.join()
 
 
 def test_the_bank():
