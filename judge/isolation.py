@@ -364,8 +364,8 @@ def kept_children() -> frozenset[int]:
         return frozenset(c.proc.pid for _, c in _WARM.kept)
 
 
-def end_kept_children(workdir: str) -> None:
-    """End the warm children kept in ``workdir`` (a lasting folder about to be removed)."""
+def end_kept_children(workdir: str | None = None) -> None:
+    """End the warm children kept in ``workdir`` (a lasting folder about to be removed), or all of them."""
     _WARM.close(workdir)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from judge.exercise import list_exercises
+from judge.isolation import end_kept_children
 from judge.promises import END_TO_END
 from judge.validate import MIN_MUTANTS, alternatives, check_exercise
 from tests.browser import judge_browser
@@ -64,15 +65,17 @@ def report(slug: str):
 @pytest.fixture(scope="module", autouse=True)
 def helper(request):
     """Judges the selected exercises from the end of the list until it meets the tests' thread (which goes
-    from the start); joined before the module ends."""
+    from the start), or the module ends first (``pytest -x``): it stops after the exercise it is judging."""
     slugs = sorted({item.callspec.params["slug"] for item in request.session.items
                     if item.originalname == "test_exercise_is_valid" and hasattr(item, "callspec")})
+
+    done = threading.Event()
 
     def run() -> None:
         os.setpriority(os.PRIO_PROCESS, 0, HELPER_NICE)  # this thread only (Linux) and what it starts
         for slug in reversed(slugs):
             with _LOCK:
-                if slug in _CLAIMED:
+                if slug in _CLAIMED or done.is_set():
                     return
             report(slug)
 
@@ -80,8 +83,10 @@ def helper(request):
     if len(slugs) > 1:
         thread.start()
     yield
+    done.set()
     if thread.is_alive():
         thread.join()
+    end_kept_children()  # some were started at the helper's priority: the files after this one start their own
 
 
 def test_the_bank():
