@@ -180,11 +180,11 @@ def take(cm: CacheManager, n: int) -> tuple[list, str]:
 
 
 def test_take_evicts_exactly_the_shortfall():
-    """Cached prefixes of one page each: f pages free, _take(f + s) evicts exactly s of them (one more would drop a
-    prefix that is worth keeping) and keeps the rest cached."""
+    """Cached prefixes of one page each: f pages free (none at all, too), _take(f + s) evicts exactly s of them (one
+    more would drop a prefix that is worth keeping) and keeps the rest cached."""
     g = rng()
-    p, m, f = g.choice([2, 3]), g.randint(4, 7), g.randint(2, 5)
-    for s in (1, g.randint(2, m - 1)):
+    p, m = g.choice([2, 3]), g.randint(4, 7)
+    for f, s in ((g.randint(2, 5), 1), (g.randint(2, 5), g.randint(2, m - 1)), (0, g.randint(1, m - 1))):
         cm = make(f + m, p)
         for i in range(m):
             cache_some(cm, 1, 100 * (i + 1))

@@ -167,13 +167,19 @@ def test_norm_float16_large_values_in_float32():
 
 
 def test_cos_sin_rows_in_the_order_given():
-    """cos_sin: positions in any order, repeats allowed: row n of the result is the table row of positions[n]."""
+    """cos_sin: positions in any order, repeats allowed: row n of the result is the table row of positions[n], at
+    every call (a second batch of as many tokens gets its own rows)."""
     rope = rope_of(8)
     positions = [9, 3, 3, 0, 12, 1]
     cos, sin = rope.cos_sin(torch.tensor(positions, dtype=torch.int32))
     assert list(cos.shape) == [6, 1, 8] and list(sin.shape) == [6, 1, 8], "cos and sin must be [T, 1, D]"
     assert torch.equal(cos[:, 0], rope._cos[positions]) and torch.equal(sin[:, 0], rope._sin[positions]), \
         "cos_sin must return the rows of the positions in the order given (descending and repeated ones too)"
+    later = [4, 4, 11, 2, 0, 7]  # the next forward's batch, as many tokens: its own rows, nothing kept from before
+    cos, sin = rope.cos_sin(torch.tensor(later, dtype=torch.int32))
+    assert torch.equal(cos[:, 0], rope._cos[later]) and torch.equal(sin[:, 0], rope._sin[later]), \
+        "each call returns the rows of the positions it is given: a second call (another batch of as many tokens) " \
+        "got other rows"
 
 
 def test_rope_keeps_the_model_dtype():

@@ -188,8 +188,8 @@ def test_dtypes():
 
 
 def test_views_and_layouts():
-    """k and v as [n, heads, dim] or [n, heads * dim], slices of a fused QKV output or contiguous, and a transposed
-    view (not contiguous within a row)."""
+    """k and v as [n, heads, dim] or [n, heads * dim], slices of a fused QKV output or contiguous, a transposed
+    view (not contiguous within a row), and one of them contiguous beside the other a slice (each its own stride)."""
     r = rng()
     run_case(r, r.randint(5, 20), 2, 64, 16, torch.float32, flat=True)
     run_case(r, r.randint(5, 20), 1, 128, 1, torch.float16, fused=False)
@@ -199,6 +199,11 @@ def test_views_and_layouts():
     k = k.transpose(1, 2).contiguous().transpose(1, 2)  # the same values, dim before heads in memory
     v = v.reshape(n, heads * dim).t().contiguous().t()  # column-major
     check(k_cache, v_cache, k, v, loc, describe(n, heads, dim, 1, torch.float32, layout="transposed views"))
+    for which in ("k", "v"):  # one a new tensor (as RoPE returns k), the other a slice: rows apart by its own stride
+        k_cache, v_cache, k, v, loc = make(r, r.randint(4, 12), 2, 64, 16, torch.float32)
+        k, v = (k.contiguous(), v) if which == "k" else (k, v.contiguous())
+        check(k_cache, v_cache, k, v, loc, describe(loc.numel(), 2, 64, 16, torch.float32,
+                                                    layout=f"{which} contiguous, the other a slice of the fused QKV"))
 
 
 def test_slot_dtypes_and_views():
