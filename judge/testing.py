@@ -250,7 +250,8 @@ def draw_note(judging_seed: int, test: str) -> str:
         RUN.seed, RUN.test = state
     if drawn is None:
         return ""
-    return f"\n(the engine of this test, drawn from seed {judging_seed}: {drawn}; --seed {judging_seed} draws it again)"
+    return (f"\n(the engine drawn for this test from seed {judging_seed}, where the test sets none of its own: "
+            f"{drawn}; --seed {judging_seed} draws it again)")
 
 
 def tiny_llm(graph_bs: list[int] | None = None, *, device: str | None = None, backend: str | None = None,
