@@ -131,6 +131,26 @@ class Engine:
         copy_done.record()
         return ForwardOutput(next_tokens, next_tokens_cpu, copy_done)
 
+    def refusal(self, ids: list[int], max_tokens: int) -> tuple[str, str] | None:
+        """(why, the request's field it is about) when a request of prompt ``ids`` and ``max_tokens`` new tokens can
+        never run here; None when it can (the offline LLM and the server's scheduler ask the same)."""
+        n, limit, vocab = len(ids), self.max_seq_len, self.model_config.vocab_size
+        if n == 0:
+            return "the prompt is empty", "prompt"
+        bad = [t for t in ids if not 0 <= t < vocab]
+        if bad:
+            return f"token id {bad[0]} is outside the vocabulary [0, {vocab})", "prompt"
+        if n >= limit:
+            return f"the prompt's {n} tokens leave no room for a new token in the context of {limit} (max_seq_len)", \
+                "prompt"
+        if n + max_tokens > limit:
+            return (f"{n} prompt tokens + max_tokens {max_tokens} = {n + max_tokens} exceeds the context of {limit} "
+                    "tokens (max_seq_len)", "max_tokens")
+        pages = -(-(n + max_tokens) // self.page_size)
+        if pages > self.num_pages:
+            return f"the request needs {pages} KV pages; the pool has {self.num_pages}", "max_tokens"
+        return None
+
     def shutdown(self) -> None:
         self.graph_runner.destroy_cuda_graphs()
         set_global_ctx(None)

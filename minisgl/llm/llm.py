@@ -15,7 +15,6 @@ from minisgl.distributed.ranks import RankGroup
 from minisgl.engine import Engine, EngineConfig
 from minisgl.models import ModelConfig
 from minisgl.scheduler import Scheduler
-from minisgl.scheduler.cache import pages_for
 
 
 class LLM:
@@ -66,34 +65,18 @@ class LLM:
             raise TypeError("prompts must be a list of strings or a list of token-id lists")
         if len(prompts) == 0:
             raise ValueError("prompts is empty")
-        vocab = self.engine.model_config.vocab_size
         out: list[list[int]] = []
         for i, prompt in enumerate(prompts):
             if isinstance(prompt, str):
                 ids = list(self.tokenizer.encode(prompt)) if prompt else []
             elif isinstance(prompt, Sequence) and all(isinstance(t, int) for t in prompt):
                 ids = list(prompt)
-                bad = [t for t in ids if not 0 <= t < vocab]
-                if bad:
-                    raise ValueError(f"prompt {i}: token id {bad[0]} is outside the vocabulary [0, {vocab})")
             else:
                 raise TypeError(f"prompt {i}: expected a string or a list of ints, got {type(prompt).__name__}")
             if not ids:
                 raise ValueError(f"prompt {i} is empty")
             out.append(ids)
         return out
-
-    def _check_fits(self, i: int, ids: list[int], params: SamplingParams) -> None:
-        e = self.engine
-        if len(ids) >= e.max_seq_len:
-            raise ValueError(f"prompt {i} has {len(ids)} tokens; max_seq_len is {e.max_seq_len} "
-                             f"(a prompt must leave room for at least one new token)")
-        total = len(ids) + params.max_tokens
-        if total > e.max_seq_len:
-            raise ValueError(f"prompt {i}: {len(ids)} prompt tokens + max_tokens {params.max_tokens} = {total} "
-                             f"exceeds max_seq_len {e.max_seq_len}")
-        if pages_for(total, e.page_size) > e.num_pages:
-            raise ValueError(f"prompt {i} needs {pages_for(total, e.page_size)} KV pages; the pool has {e.num_pages}")
 
     def generate(self, prompts: Sequence[str] | Sequence[Sequence[int]],
                  sampling_params: SamplingParams | Sequence[SamplingParams] | None = None) -> list[dict[str, Any]]:
@@ -117,7 +100,9 @@ class LLM:
             if not isinstance(p, SamplingParams):
                 raise TypeError(f"sampling_params[{i}] is a {type(p).__name__}, not SamplingParams")
             p.validate()
-            self._check_fits(i, ids, p)
+            refused = self.engine.refusal(ids, p.max_tokens)
+            if refused is not None:
+                raise ValueError(f"prompt {i}: {refused[0]}")
         work = [(list(ids), p, next(self._uids)) for ids, p in zip(encoded, params)]
         reqs = [new_req(ids, p, uid, self.engine.device) for ids, p, uid in work]
         for req in reqs:

@@ -13,7 +13,6 @@ from minisgl.core import Req
 from minisgl.env import ENV
 from minisgl.message import AbortMsg, ErrorMsg, StatsMsg, StatsReplyMsg, TokensMsg, UserMsg
 from minisgl.message.channel import Receiver, Sender
-from minisgl.scheduler.cache import pages_for
 from minisgl.scheduler.scheduler import ForwardInput, Scheduler
 from minisgl.utils import init_logger, stream_ctx
 
@@ -37,22 +36,9 @@ class SchedulerIO:
     # -- input
     def _refuse(self, msg: UserMsg) -> tuple[str, str] | None:
         """(why, the request field it is about) if the request cannot run here."""
-        e = self.scheduler.engine
-        n, m = len(msg.input_ids), msg.sampling_params.max_tokens
-        if n == 0:
-            return "the prompt is empty", "prompt"
-        bad = [t for t in msg.input_ids if not 0 <= t < e.model_config.vocab_size]
-        if bad:
-            return f"token id {bad[0]} is outside the vocabulary [0, {e.model_config.vocab_size})", "prompt"
-        if n + m > e.max_seq_len:
-            return (f"{n} prompt tokens + max_tokens {m} = {n + m} exceeds the context of {e.max_seq_len} tokens",
-                    "max_tokens")
-        if pages_for(n + m, e.page_size) > e.num_pages:
-            return (f"the request needs {pages_for(n + m, e.page_size)} KV pages; the pool has {e.num_pages}",
-                    "max_tokens")
         if msg.uid in self.reqs:
             return f"request id {msg.uid} is already running", "uid"
-        return None
+        return self.scheduler.engine.refusal(msg.input_ids, msg.sampling_params.max_tokens)
 
     def add(self, msg: UserMsg) -> None:
         if msg.uid in self.early_aborts:  # its client went away before it arrived
