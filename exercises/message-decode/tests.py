@@ -166,6 +166,8 @@ def test_dicts():
     assert (result, type(result["a"]).__name__) == ({"a": 1.0}, "float"), "values are the checked values"
     assert (result is not original, type(original["a"]).__name__) == (True, "int"), \
         "the map given is not changed: the result is a new dict"
+    for given in ({}, dict(d)):  # nothing to convert: still a new dict (a change to it is not a change to the frame)
+        assert _check(given, dict[str, int], "x") is not given, f"the result is a new dict, {given or 'an empty one'} too"
     message = refusal(_check, {"a": 1, "b": "x"}, dict[str, int], "S.stats")
     assert message is not None and "S.stats" in message, f"a bad value names the map's path; got {message!r}"
 

@@ -292,11 +292,13 @@ def test_emit_stop_or_length():
 
 
 def test_emit_plain_ints():
-    """uids and tokens are Python ints (msgpack cannot send a tensor)."""
+    """TokensMsg's uids, tokens and finish are lists; uids and tokens Python ints (msgpack cannot send a tensor)."""
     io = fake_io()
     a, b = req(io, 3), req(io, 4)
     io.emit(fwd_of([a, b]), Out([17, 18]))
     m = io.outbox.sent[0]
+    fields = [type(getattr(m, f)).__name__ for f in ("uids", "tokens", "finish")]
+    assert fields == ["list"] * 3, "TokensMsg(uids, tokens, finish): three lists (types of uids, tokens, finish)"
     kinds = [type(x).__name__ for x in list(m.uids) + list(m.tokens)]
     assert kinds == ["int"] * 4, "uids and tokens must be ints"
 
