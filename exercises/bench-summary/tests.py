@@ -44,10 +44,11 @@ def done(i, ttft, itl, e2e, out, asked, prompt=None, input_len=None):
                          itl_s=list(itl), e2e_s=e2e, output_tokens=out, prompt_tokens=prompt, chunks=out)
 
 
-def failed(i, error, ttft=None, itl=(), out=0, asked=8, input_len=50, e2e=None):
-    """A failed request: before its first token (ttft None), or in the middle of its stream."""
+def failed(i, error, ttft=None, itl=(), out=0, asked=8, input_len=50, e2e=None, prompt=None):
+    """A failed request: before its first token (ttft None), or in the middle of its stream (then the server may
+    have said its prompt count too)."""
     return RequestResult(i, input_len=input_len, output_len=asked, arrival_s=0.0, sent_s=0.0, ok=False, error=error,
-                         ttft_s=ttft, itl_s=list(itl), e2e_s=e2e, output_tokens=out, chunks=out)
+                         ttft_s=ttft, itl_s=list(itl), e2e_s=e2e, output_tokens=out, prompt_tokens=prompt, chunks=out)
 
 
 def shape(v):
@@ -187,11 +188,12 @@ def test_percentile_leaves_values_alone():
 # ------------------------------------------------------------------------------------------- summarize
 
 def test_summary_leaves_out_failed_requests():
-    """A request that failed mid-stream has a TTFT, gaps and tokens: none of them count; it counts as failed."""
+    """A request that failed mid-stream has a TTFT, gaps, tokens and a prompt count: none of them count; it counts as
+    failed."""
     g = rng()
     ttft = round(g.uniform(0.05, 0.5), 3)
     results = [done(0, ttft, [0.01, 0.03], ttft + 0.05, 3, 3, prompt=7, input_len=7),
-               failed(1, "boom", ttft=9.0, itl=[4.0, 4.0, 4.0], out=4, asked=4, input_len=100, e2e=21.0)]
+               failed(1, "boom", ttft=9.0, itl=[4.0, 4.0, 4.0], out=4, asked=4, input_len=100, e2e=21.0, prompt=100)]
     s = bench.summarize(results, 1.0)
     close(s["ttft_ms"]["p99"], ttft * 1000, "ttft_ms: the completed request's only")
     close(s["itl_ms"]["p50"], 20.0, "itl_ms: the completed request's gaps only (10 and 30 ms: p50 20 ms)")
@@ -203,7 +205,8 @@ def test_summary_leaves_out_failed_requests():
     close(s["output_throughput"], 3.0, "output_throughput: the completed request's 3 tokens over 1 s")
     close(s["request_throughput"], 1.0, "request_throughput: 1 completed request over 1 s")
     assert (s["completed"], s["failed"]) == (1, 1), "(completed, failed)"
-    assert s["server_prompt_tokens"] == 7, "server_prompt_tokens: the completed request's count"
+    assert s["server_prompt_tokens"] == 7, "server_prompt_tokens: the completed request's count (the failed one's 100 " \
+                                           "is left out)"
 
 
 def test_summary_itl_pools_every_gap():

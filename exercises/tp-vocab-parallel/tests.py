@@ -136,8 +136,9 @@ def check_qkv(heads: int, kv: int, d: int, size: int) -> None:
     for rank in range(size):
         got = qkv_rows(config(heads, kv, d), TPInfo(rank, size))
         what = f"{heads} heads, {kv} K/V heads, head_dim {d}, tp_size {size}, rank {rank}"
-        form = [tuple(type(x).__name__ for x in pair) for pair in got]
-        assert form == [("int", "int")] * 3, f"{what}: three (start, end) pairs of ints"
+        form = (type(got).__name__, [(type(pair).__name__, *(type(x).__name__ for x in pair)) for pair in got])
+        assert form == ("list", [("tuple", "int", "int")] * 3), \
+            f"{what}: a list of three (start, end) tuples of ints (list[tuple[int, int]])"
         assert kept_rows(got) == rows_by_heads(heads, kv, d, size, rank), \
             f"{what}: the rows kept (its q heads' rows, then its K/V heads' k rows, then their v rows)"
 
