@@ -325,6 +325,8 @@ def test_early_aborts_are_bounded():
         got = len(io.early_aborts)
         assert got == _EARLY_ABORTS, f"a remembered uid aborted again: still {_EARLY_ABORTS} remembered, none forgotten"
         assert uids[extra] in io.early_aborts, "a remembered uid aborted again: the oldest is not forgotten (no room needed)"
+        got = list(io.early_aborts) == uids[extra:]
+        assert got, "a remembered uid aborted again keeps its place (the order of first abort: it is not the newest)"
         assert io.outbox.sent == [], "early aborts send nothing"
 
 
