@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -191,19 +192,24 @@ def cached_copy(gguf_file: Path) -> Path:
     return root / f"{SMOLLM2_DIRNAME}-{key}"
 
 
-def _publish(src: Path, dest: Path) -> None:
-    """Copy the folder `src` to `dest`, which appears whole or not at all (copied beside it, renamed)."""
+def _publish(dest: Path, fill: Callable[[Path], object]) -> None:
+    """Make the folder `dest` with `fill(folder)`: it appears whole or not at all (filled beside it, renamed over
+    whatever was there: --force, or a stale incomplete folder)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
-        shutil.copytree(src, tmp / "x")
-        if dest.exists():  # --force, or a stale incomplete folder
+        fill(tmp)
+        if dest.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old.", dir=dest.parent))
             dest.rename(trash / dest.name)
             shutil.rmtree(trash, ignore_errors=True)
-        (tmp / "x").rename(dest)
+        tmp.rename(dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _copy_of(src: Path) -> Callable[[Path], object]:
+    return lambda folder: shutil.copytree(src, folder, dirs_exist_ok=True)
 
 
 def setup_smollm2(dest: Path = DEFAULT_DEST, force: bool = False) -> Path:
@@ -217,7 +223,7 @@ def setup_smollm2(dest: Path = DEFAULT_DEST, force: bool = False) -> Path:
     gguf_file = find_gguf()
     cached = cached_copy(gguf_file)
     if is_complete(cached) and not force:
-        _publish(cached, dest)
+        _publish(dest, _copy_of(cached))
         print(f"copied {cached} (converted earlier from {gguf_file}) -> {dest} in {steps.total():.1f} s")
         return dest
     print(f"converting {gguf_file} -> {dest}", flush=True)
@@ -225,22 +231,11 @@ def setup_smollm2(dest: Path = DEFAULT_DEST, force: bool = False) -> Path:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
-        convert(gguf_file, tmp, steps)
-        make_readable(tmp)
-        if dest.exists():  # --force, or a stale incomplete folder
-            trash = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old.", dir=dest.parent))
-            dest.rename(trash / dest.name)
-            shutil.rmtree(trash, ignore_errors=True)
-        tmp.rename(dest)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    _publish(dest, lambda folder: (convert(gguf_file, folder, steps), make_readable(folder)))
     conversion_s = steps.total()
     check(dest, steps)
     try:
-        _publish(dest, cached)
+        _publish(cached, _copy_of(dest))
     except OSError as e:  # a cache that cannot be written costs the next clone a conversion, nothing more
         print(f"  note: not kept in the cache ({e})", flush=True)
     print(f"conversion took {conversion_s:.1f} s; total {steps.total():.1f} s; ready at {dest}")

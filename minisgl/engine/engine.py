@@ -146,7 +146,9 @@ class Engine:
         if n + max_tokens > limit:
             return (f"{n} prompt tokens + max_tokens {max_tokens} = {n + max_tokens} exceeds the context of {limit} "
                     "tokens (max_seq_len)", "max_tokens")
-        pages = -(-(n + max_tokens) // self.page_size)
+        from minisgl.scheduler.cache import pages_for  # here: the scheduler's package imports the engine
+
+        pages = pages_for(n + max_tokens, self.page_size)
         if pages > self.num_pages:
             return f"the request needs {pages} KV pages; the pool has {self.num_pages}", "max_tokens"
         return None
